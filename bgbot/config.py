@@ -1,0 +1,128 @@
+"""Frozen-dataclass configs read from TOML presets with ``key=value`` overrides.
+
+Unknown keys, wrong types and unreadable files raise :class:`ConfigError`
+quoting the offending key, value or path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bgbot.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def _coerce(name: str, value: Any, typ: Any) -> Any:
+    origin = typing.get_origin(typ)
+    if origin in (typing.Union, types.UnionType):
+        errors = []
+        for arg in typing.get_args(typ):
+            if arg is type(None):
+                if value is None or (isinstance(value, str) and value.lower() in ("none", "")):
+                    return None
+                continue
+            try:
+                return _coerce(name, value, arg)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(f"config key {name!r}: value {value!r} does not fit {typ}")
+    if origin in (tuple, list):
+        if isinstance(value, str):
+            value = [v for v in value.replace("[", "").replace("]", "").replace("(", "").replace(")", "")
+                     .split(",") if v.strip()]
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"config key {name!r} needs a list, got {value!r}")
+        (item,) = {a for a in typing.get_args(typ) if a is not Ellipsis} or {Any}
+        seq = [_coerce(name, v, item) for v in value]
+        return tuple(seq) if origin is tuple else seq
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"config key {name!r} needs true or false, got {value!r}")
+    if typ is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"config key {name!r} needs an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.replace("_", ""))
+            except ValueError:
+                pass
+        raise ConfigError(f"config key {name!r} needs an integer, got {value!r}")
+    if typ is float:
+        if isinstance(value, bool):
+            raise ConfigError(f"config key {name!r} needs a number, got {value!r}")
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"config key {name!r} needs a number, got {value!r}")
+    if typ is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"config key {name!r} needs text, got {value!r}")
+    return value
+
+
+def build_config(cls: type[T], values: dict[str, Any], *, source: str = "config") -> T:
+    """Make ``cls`` from a dict, checking every key and type."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs = {}
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"unknown key {key!r} in {source}; known keys: {', '.join(sorted(names))}")
+        kwargs[key] = _coerce(key, value, hints[key])
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad {source}: {exc}") from None
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, str]:
+    """``["lr=0.01", "hidden=128,128"]`` -> ``{"lr": "0.01", "hidden": "128,128"}``."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r} is not of the form key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | None = None) -> T:
+    """Defaults of ``cls``, updated by a TOML file, updated by ``key=value`` overrides."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            values.update(tomllib.loads(p.read_text()))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {str(p)!r} does not exist") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {str(p)!r} is not valid TOML: {exc}") from None
+    base = build_config(cls, values, source=f"config file {str(path)!r}" if path else "config")
+    over = parse_overrides(overrides)
+    if over:
+        merged = {**dataclasses.asdict(base), **over}  # type: ignore[call-overload]
+        base = build_config(cls, merged, source="--set overrides")
+    return base
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """A plain dict of a config dataclass (tuples as lists), for checkpoints and logs."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()}
