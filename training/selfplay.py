@@ -281,16 +281,17 @@ class Trainer:
                 n = self.step()
                 self.elapsed = base_elapsed + time.perf_counter() - t0
                 bar.update(min(n, until - before))
-                crossed = lambda every: every and before // every != self.games_done // every  # noqa: E731
-                if crossed(cfg.eval_every) or (self.games_done >= until and cfg.eval_every and
-                                               (self.last_eval or {}).get("games_trained") != self.games_done):
+                last_evaluated = (self.last_eval or {}).get("games_trained")
+                if _crossed(before, self.games_done, cfg.eval_every) or (
+                    self.games_done >= until and cfg.eval_every and last_evaluated != self.games_done
+                ):
                     self.last_eval = self.evaluate()
                     self._log(metrics, games_at_start, t0)
                     from training.plots import plot_learning_curve
 
                     plot_learning_curve(metrics, self.out_dir / "learning_curve.png")
                     bar.set_postfix_str(f"ppg {self.last_eval['ppg']:+.3f}±{self.last_eval['se']:.3f}")
-                if crossed(cfg.checkpoint_every):
+                if _crossed(before, self.games_done, cfg.checkpoint_every):
                     self.save(ckpt)
         except KeyboardInterrupt:
             bar.write("interrupted: saving a checkpoint to resume from")
@@ -313,13 +314,15 @@ class Trainer:
             f.write(json.dumps(rec) + "\n")
 
 
+def _crossed(before: int, after: int, every: int) -> bool:
+    """Whether a multiple of ``every`` lies in ``(before, after]`` (never for ``every == 0``)."""
+    return every > 0 and before // every != after // every
+
+
 def run(cfg: TrainConfig, out_dir: str | Path, *, resume: str | Path | None = None, until: int | None = None,
         progress: bool = True, overrides: dict[str, Any] | None = None) -> Trainer:
     """Start or resume a run and train it to ``until`` games (the entry point of ``bgbot train``)."""
-    if resume is not None:
-        trainer = Trainer.resume(resume, out_dir, overrides)
-    else:
-        trainer = Trainer(cfg, out_dir)
+    trainer = Trainer.resume(resume, out_dir, overrides) if resume is not None else Trainer(cfg, out_dir)
     print("effective config:", json.dumps(config_to_dict(trainer.cfg)), flush=True)
     trainer.train(until, progress=progress)
     return trainer

@@ -1,0 +1,219 @@
+"""How well bgbot's money cube model reproduces gnubg's 2-ply cube decisions.
+
+Reads ``shared/data/benchmark/cube.jsonl`` (200 money positions, Jacoby and
+beavers off, cube centred at 1 or owned by the side on roll at 2) and runs
+:func:`bgbot.cube.money_cube_decision` on probabilities from an *evaluator*.
+The default evaluator ``file`` uses the file's own gnubg 2-ply cubeless
+probabilities, which isolates the cube model (Janowski at 0-ply) from any
+network.  Prints the agreement with gnubg's decision, a confusion table and
+the mean absolute error of the no-double, double/take and optimal equities
+in millipoints (thousandths of the current cube value).
+
+Usage::
+
+    python benchmarks/cube_error.py                 # x = 0.68 everywhere
+    python benchmarks/cube_error.py --x 0.7
+    python benchmarks/cube_error.py --x gnubg       # gnubg's x: 0.68 contact, pip-based in races
+    python benchmarks/cube_error.py --search-x      # scan x for the best agreement / error
+
+To plug in another evaluator (for example bgbot's network), add a function
+``(rows) -> list of 5 probabilities per row`` to :data:`EVALUATORS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bgbot.cube import ACTIONS, CONTACT_X, cube_efficiency, money_cube_decision  # noqa: E402
+from bgbot.position import Position  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "cube.jsonl"
+
+Row = dict
+Evaluator = Callable[[Sequence[Row]], list[Sequence[float]]]
+
+
+def file_probs(rows: Sequence[Row]) -> list[Sequence[float]]:
+    """gnubg's 2-ply cubeless probabilities stored in the file (side on roll, before the roll)."""
+    return [row["probs"] for row in rows]
+
+
+def bgbot_probs(ply: int) -> Evaluator:
+    """bgbot's own cubeless probabilities at ``ply`` (XG numbering: gnubg's 2-ply is bgbot's 3-ply).
+
+    The network is ``--checkpoint`` (passed on as ``$BGBOT_CHECKPOINT``), else
+    the shipped model; bear-off positions use the bear-off database.
+    """
+
+    def probs(rows: Sequence[Row]) -> list[Sequence[float]]:
+        from bgbot.engine import Engine
+
+        engine = Engine.load()
+        return [engine.evaluate(position_from_id(row["position"]), ply).tolist() for row in rows]
+
+    return probs
+
+
+EVALUATORS: dict[str, Evaluator] = {
+    "file": file_probs,
+    "bgbot1": bgbot_probs(1),
+    "bgbot2": bgbot_probs(2),
+    "bgbot3": bgbot_probs(3),
+}
+
+
+def position_from_id(pid: str) -> Position:
+    """A gnubg Position ID as a :class:`Position` (side on roll's view)."""
+    try:
+        return Position.from_id(pid)
+    except ImportError:
+        pass  # bgbot.notation not there yet: decode the 80-bit key here
+    raw = base64.b64decode(pid + "==")[:10]
+    bits = [(raw[k // 8] >> (k % 8)) & 1 for k in range(80)]
+    counts = [[0] * 25, [0] * 25]  # [player][point-1], point 25 = bar; the player on roll comes first
+    player = point = 0
+    for bit in bits:
+        if player > 1:
+            break
+        if bit:
+            counts[player][point] += 1
+        else:
+            point += 1
+            if point == 25:
+                player, point = player + 1, 0
+    board = [0] * 26
+    for k in range(25):
+        board[k + 1] += counts[0][k]
+        board[24 - k] -= counts[1][k]
+    return Position(board)
+
+
+def gnubg_x(row: Row) -> float:
+    """gnubg's cube efficiency for the row's position: 0.68 with contact, pip-based in races."""
+    pos = position_from_id(row["position"])
+    return cube_efficiency(contact=pos.has_contact(), pips_on_roll=pos.pips()[0])
+
+
+@dataclass
+class Report:
+    n: int
+    agree: int
+    confusion: Counter[tuple[str, str]]
+    mae_nd: float
+    mae_dt: float
+    mae_opt: float
+    bias_nd: float
+    bias_dt: float
+
+    @property
+    def agreement(self) -> float:
+        return self.agree / self.n
+
+
+def evaluate(rows: Sequence[Row], probs: Sequence[Sequence[float]], xs: Sequence[float]) -> Report:
+    """Compare money_cube_decision on ``probs`` (one per row) with gnubg's figures in ``rows``."""
+    confusion: Counter[tuple[str, str]] = Counter()
+    d_nd, d_dt, d_opt = [], [], []
+    for row, p, x in zip(rows, probs, xs, strict=True):
+        owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
+        d = money_cube_decision(p, cube_value=row["cube"]["value"], owner=owner, x=x)
+        confusion[(row["decision"], d.action)] += 1
+        assert d.equity_double_take is not None  # the side on roll always has access here
+        d_nd.append(d.equity_no_double - row["equity_no_double"])
+        d_dt.append(d.equity_double_take - row["equity_double_take"])
+        d_opt.append(d.equity_optimal - row["equity_optimal"])
+    agree = sum(c for (g, o), c in confusion.items() if g == o)
+    return Report(
+        n=len(rows),
+        agree=agree,
+        confusion=confusion,
+        mae_nd=statistics.fmean(map(abs, d_nd)),
+        mae_dt=statistics.fmean(map(abs, d_dt)),
+        mae_opt=statistics.fmean(map(abs, d_opt)),
+        bias_nd=statistics.fmean(d_nd),
+        bias_dt=statistics.fmean(d_dt),
+    )
+
+
+def print_report(rep: Report, label: str) -> None:
+    print(f"== {label}: {rep.n} positions")
+    print(f"agreement with gnubg 2-ply: {rep.agree}/{rep.n} = {100 * rep.agreement:.1f}%")
+    print(
+        f"mean abs error (millipoints): no double {1000 * rep.mae_nd:.1f}, "
+        f"double/take {1000 * rep.mae_dt:.1f}, optimal {1000 * rep.mae_opt:.1f}"
+    )
+    print(
+        f"mean signed error (bgbot - gnubg): no double {1000 * rep.bias_nd:+.1f}, "
+        f"double/take {1000 * rep.bias_dt:+.1f}"
+    )
+    short = {
+        "no_double": "ND",
+        "double_take": "D/T",
+        "double_pass": "D/P",
+        "too_good_take": "TG/T",
+        "too_good_pass": "TG/P",
+    }
+    print("confusion (rows: gnubg, columns: bgbot)")
+    print("        " + "".join(f"{short[a]:>7}" for a in ACTIONS))
+    for g in ACTIONS:
+        print(f"{short[g]:>7} " + "".join(f"{rep.confusion.get((g, o), 0):>7}" for o in ACTIONS))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="cube.jsonl to read")
+    ap.add_argument("--x", default=str(CONTACT_X), help="cube efficiency: a number in [0, 1], or 'gnubg'")
+    ap.add_argument(
+        "--evaluator", choices=sorted(EVALUATORS), default="file", help="where probabilities come from"
+    )
+    ap.add_argument("--search-x", action="store_true", help="also scan constant x from 0.40 to 1.00")
+    ap.add_argument("--checkpoint", help="network for the bgbot evaluators (default: $BGBOT_CHECKPOINT or shipped)")
+    args = ap.parse_args(argv)
+
+    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    if args.checkpoint:
+        import os
+
+        os.environ["BGBOT_CHECKPOINT"] = args.checkpoint
+    probs = EVALUATORS[args.evaluator](rows)
+    if args.x == "gnubg":
+        xs = [gnubg_x(r) for r in rows]
+        label = "x = gnubg (0.68 contact, 0.55 + 0.00125 * pips in races, clamped to [0.6, 0.7])"
+    else:
+        try:
+            x = float(args.x)
+        except ValueError:
+            ap.error(f"--x must be a number or 'gnubg', got {args.x!r}")
+        xs = [x] * len(rows)
+        label = f"x = {x:g}"
+    print_report(evaluate(rows, probs, xs), f"{label}, evaluator {args.evaluator}")
+
+    if args.search_x:
+        scan = [(x100 / 100, evaluate(rows, probs, [x100 / 100] * len(rows))) for x100 in range(40, 101)]
+        best_agree = max(scan, key=lambda t: (t[1].agree, -t[1].mae_opt))
+        best_nd = min(scan, key=lambda t: t[1].mae_nd)
+        best_dt = min(scan, key=lambda t: t[1].mae_dt)
+        print("== x scan (constant x)")
+        print("    x  agree  ND mp  DT mp  opt mp")
+        for x, rep in scan[::5]:
+            errors = f"{1000 * rep.mae_nd:5.1f}  {1000 * rep.mae_dt:5.1f}  {1000 * rep.mae_opt:6.1f}"
+            print(f" {x:4.2f}  {100 * rep.agreement:5.1f}  {errors}")
+        print(f"best agreement: x = {best_agree[0]:.2f} ({100 * best_agree[1].agreement:.1f}%)")
+        print(f"lowest no-double error: x = {best_nd[0]:.2f} ({1000 * best_nd[1].mae_nd:.1f} mp)")
+        print(f"lowest double/take error: x = {best_dt[0]:.2f} ({1000 * best_dt[1].mae_dt:.1f} mp)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

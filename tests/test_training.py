@@ -1,0 +1,156 @@
+"""Self-play trainer: TD targets, updates, checkpoints, resume."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from bgbot.duel import duel, greedy_chooser, random_chooser
+from bgbot.encoding import encode
+from bgbot.errors import CheckpointError
+from bgbot.evaluate import NetEvaluator, flip_probs
+from bgbot.net import load_net, read_checkpoint, save_checkpoint
+from bgbot.position import Position
+from training.config import TrainConfig
+from training.selfplay import Trainer, lambda_returns
+
+SMALL = TrainConfig(seed=3, games=300, parallel_games=32, hidden=(16,), lr=0.003, lr_final=0.001,
+                    min_batch=128, checkpoint_every=100, eval_every=0)
+
+
+def test_lambda_returns_limits() -> None:
+    # given a three-position game whose last mover won a gammon
+    values = np.array([[0.1, 0.2, 0.0, 0.3, 0.0], [0.6, 0.3, 0.1, 0.1, 0.0], [0.9, 0.5, 0.0, 0.0, 0.0]],
+                      dtype=np.float32)
+    outcome = np.array([[1, 1, 0, 0, 0]], dtype=np.float32)
+    starts, lengths = np.array([0]), np.array([3])
+    # lambda = 1: Monte Carlo, the outcome seen alternately from each side
+    mc = lambda_returns(values, starts, lengths, outcome, 1.0)
+    np.testing.assert_allclose(mc[2], outcome[0])
+    np.testing.assert_allclose(mc[1], flip_probs(outcome[0]))
+    np.testing.assert_allclose(mc[0], outcome[0])
+    # lambda = 0: TD(0), each target is the next position's value seen from this side
+    td0 = lambda_returns(values, starts, lengths, outcome, 0.0)
+    np.testing.assert_allclose(td0[0], flip_probs(values[1]))
+    np.testing.assert_allclose(td0[1], flip_probs(values[2]))
+    np.testing.assert_allclose(td0[2], outcome[0])
+
+
+def test_td_update_moves_just_won_position_towards_target(tmp_path: Path) -> None:
+    # given a position in which the side on roll bears off its last checker whatever it rolls,
+    # the opponent has borne off nothing: a gammon win
+    pos = Position.from_points({1: 1}, {10: 15})
+    trainer = Trainer(replace(SMALL, min_batch=1), tmp_path)
+    x = torch.from_numpy(encode(pos.array()[None, :], SMALL.encoding_version))
+    target = torch.tensor([1.0, 1.0, 0.0, 0.0, 0.0])
+    with torch.no_grad():
+        before = float(((trainer.net.forward_probs(x)[0] - target) ** 2).sum())
+    # when that one-position game is learned from a few times
+    for _ in range(5):
+        trainer.traj[0, 0] = pos.array()
+        trainer.ply[0] = 1
+        trainer._learn_from(np.array([0]), target[None, :].numpy())
+        trainer._update()
+    # then its value has moved towards the gammon win
+    with torch.no_grad():
+        after = float(((trainer.net.forward_probs(x)[0] - target) ** 2).sum())
+    assert after < before * 0.9
+
+
+def test_games_finish_and_are_counted(tmp_path: Path) -> None:
+    trainer = Trainer(SMALL, tmp_path)
+    trainer.train(100, progress=False)
+    assert trainer.games_done >= 100
+    assert trainer.positions_trained > 20 * 100 * 0.8  # about 55 positions a game, most learned already
+    assert trainer.abandoned == 0
+
+
+def test_resume_gives_identical_continuation(tmp_path: Path) -> None:
+    straight = Trainer(SMALL, tmp_path / "a")
+    straight.train(240, progress=False)
+
+    first = Trainer(SMALL, tmp_path / "b")
+    first.train(120, progress=False)
+    ckpt = first.out_dir / "checkpoint.pt"
+    resumed = Trainer.resume(ckpt, tmp_path / "b")
+    resumed.train(240, progress=False)
+
+    assert resumed.games_done == straight.games_done
+    assert resumed.updates == straight.updates
+    for (k, a), (_, b) in zip(straight.net.state_dict().items(), resumed.net.state_dict().items(), strict=True):
+        assert torch.equal(a, b), k
+    np.testing.assert_array_equal(straight.boards, resumed.boards)
+
+
+def test_smoke_run_from_cli_writes_checkpoint_that_plays(tmp_path: Path) -> None:
+    out = tmp_path / "smoke"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bgbot.cli", "train", "--config", str(root / "configs" / "smoke.toml"),
+         "--out", str(out), "--quiet"], capture_output=True, text=True, cwd=root, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "effective config" in proc.stdout
+    data = read_checkpoint(out / "checkpoint.pt")
+    assert data["games_trained"] >= 400
+    assert (out / "metrics.jsonl").read_text().count("ppg") >= 2
+    assert (out / "learning_curve.png").stat().st_size > 1000
+    ev = NetEvaluator.from_checkpoint(out / "checkpoint.pt")
+    res = duel(greedy_chooser(ev), random_chooser(5), 20, seed=5)
+    assert res.games == 40
+    assert res.ppg > 0  # even a few hundred games of self-play beat random moves
+
+
+def test_bad_checkpoints_are_rejected(tmp_path: Path) -> None:
+    trainer = Trainer(SMALL, tmp_path)
+    good = trainer.save(tmp_path / "good.pt")
+    assert load_net(good).spec.hidden == (16,)
+
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="truncated"):
+        load_net(truncated)
+
+    data = read_checkpoint(good)
+    data["model"]["encoding_version"] = 99
+    torch.save(data, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="encoding version 99"):
+        load_net(tmp_path / "other.pt")
+
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_net(tmp_path / "missing.pt")
+
+    (tmp_path / "junk.pt").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError):
+        load_net(tmp_path / "junk.pt")
+
+
+def test_checkpoint_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trainer = Trainer(SMALL, tmp_path)
+    path = trainer.save(tmp_path / "c.pt")
+    original = path.read_bytes()
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", boom)
+    with pytest.raises(OSError):
+        save_checkpoint(path, trainer.net)
+    assert path.read_bytes() == original
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_cli_train_bad_config_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("lamda = 0.5\n")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "bgbot.cli", "train", "--config", str(bad), "--out",
+                           str(tmp_path / "o")], capture_output=True, text=True, cwd=root, timeout=120)
+    assert proc.returncode == 2
+    assert "'lamda'" in proc.stderr and proc.stderr.count("\n") == 1
