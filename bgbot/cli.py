@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from bgbot.errors import BgbotError
+
+if TYPE_CHECKING:
+    from bgbot.engine import Engine
 
 DEFAULT_RUN_DIR = "runs/default"
 
@@ -51,6 +55,277 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
+    s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
+    s.add_argument("--ply", default="1", help=f"{what} at 1, 2 or 3 ply (XG numbering; default 1)")
+    s.add_argument(
+        "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else checkpoints/bgbot-default.pt)"
+    )
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _load_engine(args: argparse.Namespace) -> Engine:
+    import torch
+
+    from bgbot.engine import Engine
+
+    # one decision is many small network calls: a second thread mostly waits (badly when the
+    # other core is busy, e.g. with training), so the CLI keeps torch on one thread
+    torch.set_num_threads(1)
+    return Engine.load(args.checkpoint)
+
+
+def _cmd_move(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot.engine import position_ids
+    from bgbot.errors import InvalidDiceError
+    from bgbot.movegen import parse_dice
+    from bgbot.notation import parse_position_and_state
+    from bgbot.search import check_ply
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    if args.dice is not None:
+        dice = parse_dice(args.dice)
+    elif state is not None and state.dice is not None:
+        dice = state.dice
+    else:
+        raise InvalidDiceError(f"no dice given for {args.position!r}: add DICE like 31, or an XGID with dice")
+    engine = _load_engine(args)
+    analysis = engine.best_move(pos, dice, ply)
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), **analysis.to_dict()}, indent=2))
+        return 0
+    print(position_ids(pos, state, dice=dice, doubled=False))
+    print(f"Dice {dice[0]}{dice[1]}, {ply}-ply, {len(analysis)} legal moves; {engine.describe()}")
+    print("Equities are cubeless money equities of the side to move; probabilities from its view.")
+    print(analysis.table())
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot.engine import position_ids, probs_dict
+    from bgbot.evaluate import equity
+    from bgbot.notation import parse_position_and_state
+    from bgbot.search import check_ply
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    engine = _load_engine(args)
+    probs = engine.evaluate(pos, ply)
+    eq = float(equity(probs))
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
+                          "probs": probs_dict(probs), "equity": eq}, indent=2))
+        return 0
+    w, wg, wbg, lg, lbg = (float(v) for v in probs)
+    print(position_ids(pos, state))
+    print(f"{ply}-ply evaluation of the side on roll, before its roll; {engine.describe()}")
+    print("   win    w-g   w-bg   lose    l-g   l-bg   cubeless equity")
+    print(f" {w:5.3f}  {wg:5.3f}  {wbg:5.3f}  {1 - w:5.3f}  {lg:5.3f}  {lbg:5.3f}   {eq:+.3f}")
+    return 0
+
+
+def _cmd_cube(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from bgbot.engine import check_cube_args, describe_action, position_ids, probs_dict
+    from bgbot.evaluate import equity
+    from bgbot.notation import parse_position_and_state
+    from bgbot.search import check_ply
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    # the position's own cube and score (XGID, Match ID, FIBS board), overridden by options
+    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
+    if state is not None:
+        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
+        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
+        crawford, jacoby = state.crawford, state.jacoby and state.is_money
+    if args.match is not None and args.score is None:
+        score = (0, 0)  # a new match length makes the position's score meaningless
+    cube, owner, match, score, crawford, jacoby = check_cube_args(
+        cube if args.cube is None else args.cube,
+        owner if args.owner is None else args.owner,
+        match if args.match is None else args.match,
+        score if args.score is None else args.score,
+        crawford or args.crawford,
+        jacoby or args.jacoby,
+    )
+    engine = _load_engine(args)
+    probs = engine.evaluate(pos, ply)
+    x = engine.cube_efficiency(pos)
+    d = engine.cube_action(pos, cube=cube, owner=owner, match=match, score=score, crawford=crawford,
+                           jacoby=jacoby, ply=ply, x=x, probs=probs)
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
+                          "cube": {"value": cube, "owner": owner}, "match": match, "score": list(score),
+                          "crawford": crawford, "jacoby": jacoby, "x": x, "probs": probs_dict(probs),
+                          "cubeless_equity": float(equity(probs)), "decision_text": describe_action(d, owner),
+                          **dataclasses.asdict(d)}, indent=2))
+        return 0
+    print(position_ids(pos, state))
+    where = "money game" + (", Jacoby rule" if jacoby else "") if match == 0 else (
+        f"{match}-point match, score {score[0]}-{score[1]} (side on roll {match - score[0]}-away, "
+        f"opponent {match - score[1]}-away)" + (", Crawford game" if crawford else ""))
+    owned = {"center": "centred", "me": "owned by the side on roll", "opp": "owned by the opponent"}[owner]
+    print(f"{where}; cube {cube} {owned}; {ply}-ply; {engine.describe()}")
+    w, wg, wbg, lg, lbg = (float(v) for v in probs)
+    print(f"cubeless: win {w:.3f} (gammon {wg:.3f}, backgammon {wbg:.3f}), lose {1 - w:.3f} "
+          f"(gammon {lg:.3f}, backgammon {lbg:.3f}); equity {float(equity(probs)):+.3f}")
+    print(f"cube efficiency x = {x:.3f}")
+    print("cubeful equities (side on roll, in units of the cube value):")
+    rows = [("No double", d.equity_no_double), ("Double, take", d.equity_double_take),
+            ("Double, pass", d.equity_double_pass)]
+    for name, eq in rows:
+        if eq is not None:
+            diff = "" if eq == d.equity_optimal else f"  ({eq - d.equity_optimal:+.3f})"
+            print(f"  {name:<13} {eq:+.3f}{diff}")
+    print(f"proper cube action: {describe_action(d, owner)}")
+    if d.take_point is not None:
+        print(f"opponent's take point: {100 * d.take_point:.1f}% cubeless wins")
+    return 0
+
+
+def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser("move", help="rank the legal moves of a roll (best move)")
+    _engine_args(s, "search")
+    s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
+    s.set_defaults(func=_cmd_move)
+
+    s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")
+    _engine_args(s, "evaluate")
+    s.add_argument("--cube", help="cube value (default 1, or the position's)")
+    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
+    s.add_argument("--match", help="match length (0 = money game)")
+    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
+    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.set_defaults(func=_cmd_cube)
+
+    s = sub.add_parser("eval", help="cubeless probabilities of the side on roll")
+    _engine_args(s, "evaluate")
+    s.set_defaults(func=_cmd_eval)
+
+
+def _cmd_pit(args: argparse.Namespace) -> int:
+    import json
+    import os
+    from pathlib import Path
+
+    from bgbot.pit import PitConfig, run_pit
+
+    cfg = PitConfig(
+        games=args.games, match_length=args.match, cube=args.cube, jacoby=args.jacoby,
+        auto_doubles=args.auto_doubles, seed=args.seed, workers=args.workers, save_games=args.save_games,
+    )
+    print(
+        f"pit: A = {args.a}, B = {args.b}; {cfg.mode()}; {2 * cfg.pairs} "
+        f"{'matches' if cfg.match_length else 'games'} in {cfg.pairs} duplicate pairs; seed {cfg.seed}; "
+        f"{cfg.workers} worker{'s' if cfg.workers > 1 else ''}",
+        file=sys.stderr,
+    )
+    report = run_pit(args.a, args.b, cfg, progress=not args.quiet)
+    print(report.format())
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        os.replace(tmp, out)
+        print(f"results written to {out}", file=sys.stderr)
+    if report.stopped and report.stopped.startswith("interrupted"):
+        return 130
+    return 1 if report.stopped else 0
+
+
+def _bot_from_args(args: argparse.Namespace) -> str:
+    if args.bot:
+        return str(args.bot)
+    opts = [f"ply={args.ply}"] + ([f"checkpoint={args.checkpoint}"] if args.checkpoint else [])
+    return "bgbot:" + ",".join(opts)
+
+
+def _cmd_serve_external(args: argparse.Namespace) -> int:
+    import torch
+
+    from bgbot.bots import make_bot
+    from bgbot.external import serve_external, serve_stdio
+
+    torch.set_num_threads(1)
+    bot = make_bot(_bot_from_args(args))
+    try:
+        if args.stdio:
+            serve_stdio(bot, jacoby=args.jacoby)
+        else:
+            serve_external(bot, args.port, host=args.host, once=args.once, jacoby=args.jacoby, log=sys.stderr)
+    finally:
+        bot.close()
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    import torch
+
+    from bgbot.bots.local import BgbotBot
+    from bgbot.play import play_terminal
+
+    torch.set_num_threads(1)
+    bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
+    play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby)
+    return 0
+
+
+def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "pit", help="duel two bots with duplicate dice (bgbot, gnubg, pubeval, random, engines)",
+        description="Bots: bgbot[:checkpoint=PATH,ply=N,cube_ply=N,bearoff=0], gnubg[:ply=N,cube_ply=N,path=P], "
+        "pubeval, random[:seed=S,double=P,take=P], cmd:COMMAND (external-player protocol on stdin/stdout), "
+        "tcp:HOST:PORT.  Results are from A's point of view.",
+    )
+    s.add_argument("a", help="bot A, e.g. bgbot:ply=2")
+    s.add_argument("b", help="bot B, e.g. gnubg:ply=0")
+    s.add_argument("--games", type=int, default=100, help="games (or matches with --match); default 100")
+    s.add_argument("--match", type=int, default=0, metavar="N", help="play matches to N points (default: money)")
+    s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True,
+                   help="play with the doubling cube (default) or without (--no-cube)")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.add_argument("--auto-doubles", type=int, default=0, metavar="N",
+                   help="automatic doubles on opening ties, at most N per game (money; default off)")
+    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    s.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    s.add_argument("--out", metavar="FILE", help="write the report as JSON")
+    s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_pit)
+
+    s = sub.add_parser(
+        "serve-external", help="be an external player for gnubg (set player 1 external localhost:PORT)"
+    )
+    s.add_argument("--port", type=int, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
+    s.add_argument("--host", default="localhost", help="address to listen on (default localhost)")
+    s.add_argument("--bot", metavar="SPEC", help="the bot answering (default bgbot with --ply/--checkpoint)")
+    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
+    s.add_argument("--jacoby", action="store_true", help="money games use the Jacoby rule")
+    s.add_argument("--once", action="store_true", help="stop after the first connection closes")
+    s.add_argument("--stdio", action="store_true", help="speak the protocol on stdin/stdout instead of TCP")
+    s.set_defaults(func=_cmd_serve_external)
+
+    s = sub.add_parser("play", help="play against bgbot in the terminal")
+    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--match", type=int, default=0, metavar="N", help="a match to N points (default: money games)")
+    s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
+    s.add_argument("--seed", type=int, help="dice seed (default: random)")
+    s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.set_defaults(func=_cmd_play)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bgbot`` command."""
     p = argparse.ArgumentParser(prog="bgbot", description="backgammon engine and self-play trainer")
@@ -73,6 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_train)
+
+    _add_engine_commands(sub)
+    _add_pit_commands(sub)
     return p
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numba as nb
 import numpy as np
 
-from bgbot.errors import InvalidDiceError
+from bgbot.errors import InvalidDiceError, InvalidPositionError
 from bgbot.position import Position
 
 if TYPE_CHECKING:
@@ -293,13 +293,13 @@ def successors_batch(
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26:
-        raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
+        raise InvalidPositionError(f"boards must have shape (N, 26), got {boards.shape}")
     d = np.asarray(dice, dtype=np.int64)
     if d.ndim == 1:
-        d = np.broadcast_to(d, (boards.shape[0], 2))
-    d = np.ascontiguousarray(d)
+        d = np.tile(d, (boards.shape[0], 1)) if d.shape == (2,) else d
     if d.shape != (boards.shape[0], 2) or (d.size and (d.min() < 1 or d.max() > 6)):
-        raise InvalidDiceError(f"dice must be (2,) or (N, 2) values 1-6, got shape {d.shape}")
+        shown = d.tolist() if d.size <= 8 else f"array of shape {d.shape}"
+        raise InvalidDiceError(f"dice must be (2,) or (N, 2) values 1-6 for {boards.shape[0]} rows, got {shown!r}")
     return _batch(boards, d, include_pass, _KEY_WEIGHTS)
 
 
@@ -312,7 +312,7 @@ def successors(pos: Position, dice: object) -> list[Position]:
     """
     d = parse_dice(dice)
     succ, _ = successors_batch(pos.array()[None, :], d, include_pass=False)
-    return [Position(row.tolist(), validate=False) for row in succ]
+    return [Position._trusted(tuple(row)) for row in succ.tolist()]
 
 
 # ---------------------------------------------------------------------------
@@ -407,7 +407,7 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
     if best == 0:
         return [Move((), pos.swap())]
     moves = [
-        Move(steps, Position([-k[25 - i] for i in range(26)], validate=False))
+        Move(steps, Position._trusted(tuple(-k[25 - i] for i in range(26))))
         for k, (steps, _) in keep.items()
     ]
     moves.sort(key=lambda m: [-s[0] for s in m.steps])

@@ -90,6 +90,14 @@ class Position:
 
         return parse_position(text)
 
+    @classmethod
+    def _trusted(cls, board: tuple[int, ...]) -> Position:
+        """Wrap a tuple of 26 ints known to be valid (generator output): no copying, no checks."""
+        pos = object.__new__(cls)
+        pos._board = board
+        pos._hash = hash(board)
+        return pos
+
     # ---- views --------------------------------------------------------
     @property
     def board(self) -> tuple[int, ...]:
@@ -193,13 +201,10 @@ def _check_point(point: int, where: object) -> None:
         raise InvalidPositionError(f"point {point!r} out of range 1..25 in {where!r}")
 
 
-def _loss_size(winner_view: Position) -> int:
-    """1, 2 or 3: how much the side on roll in ``winner_view`` lost by... seen from the loser.
-
-    ``winner_view`` is seen from the *loser* (side on roll = loser).
-    """
-    b = winner_view.board
-    loser_off = winner_view.off()[0]
+def _loss_size(loser_view: Position) -> int:
+    """1, 2 or 3: the size of the loss of the side on roll in ``loser_view`` (a finished game)."""
+    b = loser_view.board
+    loser_off = loser_view.off()[0]
     if loser_off > 0:
         return 1
     # loser's checkers on its bar (25) or in the winner's home board (loser's 19..24)

@@ -1,0 +1,151 @@
+"""Checker-play error of bgbot's search against gnubg's 2-ply reference.
+
+Reads ``shared/data/benchmark/checker.jsonl`` (400 positions: 280 contact, 120
+race) and lets bgbot choose a move at 1-ply and 2-ply (and 3-ply on a subset,
+``--three-ply N``).  The equity loss of a choice is ``moves[0].equity -
+equity(choice)`` with gnubg's 2-ply cubeless equities from the file; the
+figures are mean losses per position in millipoints (thousandths of a point),
+split contact / race, printed beside gnubg's own 0-ply choice
+(``gnubg0_choice``) measured the same way.
+
+Where a position has more than 40 legal moves the file lists only the 40 best
+by gnubg 0-ply; a bgbot choice outside that list is counted with the worst
+listed equity (a lower bound on its loss), and the number of such choices is
+printed.
+
+Usage::
+
+    python benchmarks/checker_error.py --checkpoint runs/full/checkpoint.pt
+    python benchmarks/checker_error.py --plies 1,2 --three-ply 40 --limit 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import json  # noqa: E402
+
+from bgbot.engine import Engine  # noqa: E402
+from bgbot.position import Position  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "checker.jsonl"
+
+
+@dataclass
+class Tally:
+    """Losses of one player (a ply, or gnubg 0-ply) over the positions it was asked about."""
+
+    losses: dict[str, list[float]] = field(default_factory=lambda: {"contact": [], "race": []})
+    best: int = 0  # chose gnubg's 2-ply best move (or one of equal equity)
+    unlisted: int = 0  # chose a move the file does not list (counted at the worst listed equity)
+    seconds: float = 0.0
+
+    def add(self, row: dict, choice: str) -> None:
+        eqs = {m["result"]: m["equity"] for m in row["moves"]}
+        top = row["moves"][0]["equity"]
+        if choice in eqs:
+            eq = eqs[choice]
+        else:
+            if row["n_legal"] <= len(row["moves"]):
+                raise SystemExit(f"move {choice} is not legal in {row['position']} {row['dice']}: bug")
+            self.unlisted += 1
+            eq = min(eqs.values())
+        loss = top - eq
+        self.losses[row["class"]].append(loss)
+        self.best += loss <= 1e-9
+
+    def n(self, cls: str | None = None) -> int:
+        return sum(len(v) for k, v in self.losses.items() if cls in (None, k))
+
+    def mean_mp(self, cls: str | None = None) -> float:
+        values = [x for k, v in self.losses.items() if cls in (None, k) for x in v]
+        return 1000.0 * statistics.fmean(values) if values else float("nan")
+
+
+def run(engine: Engine, rows: Sequence[dict], ply: int) -> Tally:
+    """bgbot's choice at ``ply`` in every row."""
+    t = Tally()
+    start = time.perf_counter()
+    for row in rows:
+        a = engine.best_move(Position.from_id(row["position"]), row["dice"], ply)
+        t.add(row, a.best.result.gnubg_id())
+    t.seconds = time.perf_counter() - start
+    return t
+
+
+def gnubg0(rows: Sequence[dict]) -> Tally:
+    """gnubg's 0-ply choice (from the file) in every row."""
+    t = Tally()
+    for row in rows:
+        t.add(row, row["gnubg0_choice"])
+    return t
+
+
+def report(title: str, rows: Sequence[dict], tallies: list[tuple[str, Tally]]) -> None:
+    n_c = sum(r["class"] == "contact" for r in rows)
+    print(f"\n== {title}: {len(rows)} positions ({n_c} contact, {len(rows) - n_c} race)")
+    print("mean equity loss per position vs gnubg 2-ply, millipoints (lower is better)")
+    print(f"{'player':<22} {'all':>7} {'contact':>8} {'race':>7}  {'best move':>9}  {'unlisted':>8}  {'s/pos':>7}")
+    for name, t in tallies:
+        per = f"{t.seconds / max(t.n(), 1):7.3f}" if t.seconds else f"{'-':>7}"
+        print(
+            f"{name:<22} {t.mean_mp():7.1f} {t.mean_mp('contact'):8.1f} {t.mean_mp('race'):7.1f}  "
+            f"{100.0 * t.best / max(t.n(), 1):8.1f}%  {t.unlisted:>8}  {per}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or checkpoints/bgbot-default.pt)")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="checker.jsonl to read")
+    ap.add_argument("--plies", default="1,2", help="plies to run on every position (default 1,2)")
+    ap.add_argument(
+        "--three-ply",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run 3-ply on every (400/N)-th position, N positions in all (default 0: skip)",
+    )
+    ap.add_argument("--limit", type=int, help="only the first LIMIT positions")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; the CPU is shared)")
+    ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    if args.limit:
+        rows = rows[: args.limit]
+    engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff)
+    print(f"engine: {engine.describe()}; bear-off database {'off' if args.no_bearoff else 'on'}")
+    plies = [int(p) for p in args.plies.split(",") if p.strip()]  # "" runs only the 3-ply subset
+    if plies:
+        tallies = [("gnubg 0-ply", gnubg0(rows))]
+        for ply in plies:
+            tallies.append((f"bgbot {ply}-ply", run(engine, rows, ply)))
+        report("all positions", rows, tallies)
+        if any(t.unlisted for _, t in tallies):
+            print("(unlisted: choices outside the 40 listed moves, counted at the worst listed equity)")
+
+    if args.three_ply > 0:
+        step = max(1, len(rows) // args.three_ply)
+        subset = rows[::step][: args.three_ply]
+        sub = [("gnubg 0-ply", gnubg0(subset))]
+        for ply in (1, 2, 3):
+            sub.append((f"bgbot {ply}-ply", run(engine, subset, ply)))
+        report(f"3-ply subset (every {step}-th position)", subset, sub)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Everything about a game besides the checkers: score, cube, turn, dice.
+
+A :class:`MatchState` carries what gnubg's Match ID and an XGID carry next to
+the board.  Players are *absolute*: player 0 and player 1 keep their numbers
+for the whole match, while a :class:`~bgbot.position.Position` is always seen
+from the side on roll.  ``on_roll`` says which absolute player that is, so a
+``(Position, MatchState)`` pair describes the situation completely.
+
+Conventions shared by :mod:`bgbot.notation`:
+
+* gnubg Match ID: players 0 and 1 are gnubg's players 0 and 1.
+* XGID: player 0 is the bottom player (upper-case letters, ``turn`` = 1),
+  player 1 the top player.  (gnubg's ``set xgid`` numbers them the other way
+  round; the situation described is the same.)
+* FIBS board: player 0 is O (colour +1), player 1 is X (colour -1).
+
+Limits decided here (and why):
+
+* ``cube_value`` is a power of two from 1 to 2**15: the Match ID stores its
+  logarithm in 4 bits.  The rule book caps a real game at the 64 face; that
+  cap belongs to the game runner, not to a record of a position.
+* ``max_cube`` (the XGID's last field) is a power of two from 1 to 2**15 and
+  defaults to 1024, the value eXtreme Gammon writes (``:10``).  gnubg ignores
+  it; it is not checked against ``cube_value``.
+* ``match_length`` and the scores fit the Match ID's 15-bit fields.  In a
+  match a score may equal the match length only once the game is over.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Literal, NoReturn
+
+from bgbot.errors import InvalidIdError
+
+MAX_FIELD = 2**15 - 1  # the Match ID's 15-bit score and length fields
+MAX_CUBE = 2**15  # 4 bits of log2 in the Match ID
+
+# gnubg's game states (Match ID bits 9-11)
+GAME_NONE, GAME_PLAYING, GAME_OVER, GAME_RESIGNED, GAME_DROP = range(5)
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """Score, cube, turn and dice of a backgammon position; players are absolute (0 and 1).
+
+    The :class:`~bgbot.position.Position` that goes with a state is seen from
+    ``on_roll``'s side.  ``turn`` is the player who must make the next
+    decision: ``on_roll`` normally, the opponent while a double (or a
+    resignation) is pending.  Passing ``turn=None`` fills it in (``on_roll``, or
+    the opponent when ``doubled``), so after construction it is always an int.
+
+    Invalid combinations raise :class:`~bgbot.errors.InvalidIdError` quoting
+    the offending values.
+
+    >>> MatchState(match_length=7, score=(6, 4), crawford=True).away(0)
+    1
+    """
+
+    match_length: int = 0
+    score: tuple[int, int] = (0, 0)
+    cube_value: int = 1
+    cube_owner: int = -1
+    on_roll: int = 0
+    turn: int | None = None
+    doubled: bool = False
+    dice: tuple[int, int] | None = None
+    crawford: bool = False
+    jacoby: bool = False
+    game_state: int = GAME_PLAYING
+    resign: int = 0
+    max_cube: int = 1024
+    beaver: bool = False
+
+    def __post_init__(self) -> None:
+        # normalise first, so that lists and numpy scalars from callers compare equal to plain values
+        set_ = object.__setattr__
+        for name in ("match_length", "cube_value", "cube_owner", "on_roll", "turn", "game_state", "resign",
+                     "max_cube"):
+            set_(self, name, _plain(getattr(self, name)))
+        for name in ("doubled", "crawford", "jacoby", "beaver"):
+            value = getattr(self, name)
+            if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+                set_(self, name, bool(value))
+        for name, what in (("score", "two integers"), ("dice", "None or two integers 1-6")):
+            value = getattr(self, name)
+            if value is None and name == "dice":
+                continue
+            try:
+                set_(self, name, tuple(_plain(x) for x in value))
+            except TypeError:
+                _bad(f"{name} must be {what}, got {value!r}")
+        if self.turn is None:
+            set_(self, "turn", 1 - self.on_roll if self.doubled and self.on_roll in (0, 1) else self.on_roll)
+        self._validate()
+
+    def _validate(self) -> None:
+        _int_field("match_length", self.match_length, 0, MAX_FIELD)
+        if len(self.score) != 2:
+            _bad(f"score must be two integers, got {self.score!r}")
+        for s in self.score:
+            _int_field("score", s, 0, MAX_FIELD, whole=self.score)
+        _int_field("cube_value", self.cube_value, 1, MAX_CUBE)
+        if not _is_power_of_two(self.cube_value):
+            _bad(f"cube_value must be a power of two, got {self.cube_value!r}")
+        _int_field("max_cube", self.max_cube, 1, MAX_CUBE)
+        if not _is_power_of_two(self.max_cube):
+            _bad(f"max_cube must be a power of two, got {self.max_cube!r}")
+        if self.cube_owner not in (-1, 0, 1) or isinstance(self.cube_owner, bool):
+            _bad(f"cube_owner must be -1 (centred), 0 or 1, got {self.cube_owner!r}")
+        for name in ("on_roll", "turn"):
+            value = getattr(self, name)
+            if value not in (0, 1) or isinstance(value, bool):
+                _bad(f"{name} must be player 0 or 1, got {value!r}")
+        for name in ("doubled", "crawford", "jacoby", "beaver"):
+            if not isinstance(getattr(self, name), bool):
+                _bad(f"{name} must be True or False, got {getattr(self, name)!r}")
+        _int_field("game_state", self.game_state, 0, 4)
+        _int_field("resign", self.resign, 0, 3)
+        if self.dice is not None and (
+            len(self.dice) != 2
+            or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in self.dice)
+        ):
+            _bad(f"dice must be None or two integers 1-6, got {self.dice!r}")
+
+        if self.match_length:
+            over = self.game_state in (GAME_OVER, GAME_RESIGNED, GAME_DROP)
+            for s in self.score:
+                if s > self.match_length or (s == self.match_length and not over):
+                    _bad(
+                        f"score {self.score!r} does not fit a {self.match_length}-point match "
+                        f"(game state {self.game_state})"
+                    )
+            if min(self.score) >= self.match_length:
+                _bad(f"both players cannot have won: score {self.score!r} to {self.match_length}")
+            if self.crawford:
+                if self.match_length - 1 not in self.score:
+                    _bad(
+                        f"crawford=True needs a player 1-away, score {self.score!r} to {self.match_length}"
+                    )
+                if self.cube_value != 1 or self.cube_owner != -1 or self.doubled:
+                    _bad(
+                        "the cube is out of play in the Crawford game: "
+                        f"cube {self.cube_value!r}, owner {self.cube_owner!r}, doubled {self.doubled!r}"
+                    )
+            if self.beaver:
+                _bad("beavers are a money-game option, not allowed in a match")
+        elif self.crawford:
+            _bad(f"crawford=True needs a match, got match_length={self.match_length!r}")
+
+        if self.doubled:
+            if self.turn == self.on_roll:
+                _bad(
+                    f"a pending double is answered by the opponent: on_roll={self.on_roll}, turn={self.turn}"
+                )
+            if self.dice is not None:
+                _bad(f"a double is offered before rolling, but dice={self.dice!r}")
+            if self.cube_owner == 1 - self.on_roll:
+                _bad(f"player {self.on_roll} cannot double a cube owned by player {self.cube_owner}")
+        elif self.turn != self.on_roll and not self.resign:
+            _bad(
+                f"turn={self.turn} differs from on_roll={self.on_roll} "
+                "without a pending double or resignation"
+            )
+
+    # ---- helpers ------------------------------------------------------
+    @property
+    def is_money(self) -> bool:
+        """True for a money game (``match_length == 0``)."""
+        return self.match_length == 0
+
+    def away(self, player: int) -> int:
+        """Points ``player`` (absolute, 0 or 1) still needs to win the match.
+
+        Raises :class:`~bgbot.errors.InvalidIdError` in a money game, which has no
+        away score.
+        """
+        if player not in (0, 1):
+            _bad(f"player must be 0 or 1, got {player!r}")
+        if self.is_money:
+            _bad("a money game has no away score")
+        return self.match_length - self.score[player]
+
+    def cube_owner_relative(self) -> Literal["center", "me", "opp"]:
+        """Who owns the cube from ``on_roll``'s point of view."""
+        if self.cube_owner == -1:
+            return "center"
+        return "me" if self.cube_owner == self.on_roll else "opp"
+
+
+def _plain(value: object) -> object:
+    """``int(value)`` for integer-like values (numpy included), anything else unchanged."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _bad(message: str) -> NoReturn:
+    raise InvalidIdError(f"invalid match state: {message}")
+
+
+def _int_field(name: str, value: object, lo: int, hi: int, *, whole: object = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        shown = whole if whole is not None else value
+        _bad(f"{name} must be an integer {lo}..{hi}, got {shown!r}")
