@@ -85,6 +85,7 @@ def save_checkpoint(path: str | Path, net: ValueNet, **extra: Any) -> Path:
             torch.save(payload, f)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
