@@ -32,6 +32,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_build_bearoff(args: argparse.Namespace) -> int:
+    from bgbot.bearoff import build_bearoff
+
+    print(build_bearoff(args.path, progress=True))
+    return 0
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     from bgbot.notation import parse_position_and_state, render_board
 
@@ -217,8 +224,10 @@ def _cmd_pit(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
+    from bgbot.bots import parse_bot_spec
     from bgbot.pit import PitConfig, run_pit
 
+    spec_a, spec_b = parse_bot_spec(args.a), parse_bot_spec(args.b)
     cfg = PitConfig(
         games=args.games, match_length=args.match, cube=args.cube, jacoby=args.jacoby,
         auto_doubles=args.auto_doubles, seed=args.seed, workers=args.workers, save_games=args.save_games,
@@ -229,7 +238,7 @@ def _cmd_pit(args: argparse.Namespace) -> int:
         f"{cfg.workers} worker{'s' if cfg.workers > 1 else ''}",
         file=sys.stderr,
     )
-    report = run_pit(args.a, args.b, cfg, progress=not args.quiet)
+    report = run_pit(spec_a, spec_b, cfg, progress=not args.quiet)
     print(report.format())
     if args.out:
         out = Path(args.out)
@@ -251,13 +260,15 @@ def _bot_from_args(args: argparse.Namespace) -> str:
 
 
 def _cmd_serve_external(args: argparse.Namespace) -> int:
-    import torch
-
-    from bgbot.bots import make_bot
+    from bgbot.bots import make_bot, parse_bot_spec
     from bgbot.external import serve_external, serve_stdio
 
-    torch.set_num_threads(1)
-    bot = make_bot(_bot_from_args(args))
+    spec = parse_bot_spec(_bot_from_args(args))
+    if spec.kind == "bgbot":
+        import torch
+
+        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+    bot = make_bot(spec, jacoby=args.jacoby)
     try:
         if args.stdio:
             serve_stdio(bot, jacoby=args.jacoby)
@@ -348,6 +359,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_train)
+
+    s = sub.add_parser("build-bearoff", help="(re)build the one-sided bear-off database")
+    s.add_argument("path", nargs="?", help="where to write it (default: the file bgbot loads)")
+    s.set_defaults(func=_cmd_build_bearoff)
 
     _add_engine_commands(sub)
     _add_pit_commands(sub)

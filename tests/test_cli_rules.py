@@ -1,0 +1,48 @@
+"""The rules-engine commands: `bgbot show` and `bgbot moves`."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import read_jsonl
+
+from bgbot.cli import main
+
+
+def test_moves_lists_the_16_plays_of_31_from_the_start(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["moves", "4HPwATDgc/ABMA", "31"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 16
+    texts = {line.split(".", 1)[1].split("->")[0].strip() for line in lines}
+    assert {"8/5 6/5", "24/23 24/21", "6/2", "13/9"} <= texts
+
+
+def test_moves_results_are_the_oracle_results(capsys: pytest.CaptureFixture[str]) -> None:
+    for rec in read_jsonl("movegen/oracle.jsonl")[:60]:
+        d1, d2 = rec["dice"]
+        assert main(["moves", rec["position"], f"{d1}-{d2}"]) == 0
+        out = capsys.readouterr().out.strip().splitlines()
+        if not rec["results"]:
+            assert out == [f"no legal move for {d1}{d2}"]
+            continue
+        assert sorted(line.rsplit("-> ", 1)[1] for line in out) == rec["results"]
+
+
+def test_show_prints_board_pips_and_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"]) == 0
+    out = capsys.readouterr().out
+    assert "4HPwATDgc/ABMA" in out and "167" in out and "XGID=" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "quoted"),
+    [
+        (["moves", "4HPwATDgc/ABMX!", "31"], "4HPwATDgc/ABMX!"),
+        (["moves", "4HPwATDgc/ABMA", "37"], "37"),
+        (["moves", "4HPwATDgc/ABMA", "3"], "'3'"),
+        (["show", "hello"], "hello"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv: list[str], quoted: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and quoted in err
