@@ -11,15 +11,16 @@ them exactly, and every evaluator here applies it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numba as nb
 import numpy as np
-import torch
 from numpy.typing import NDArray
 
 from bgbot.encoding import encode
-from bgbot.net import ValueNet, load_net
+
+if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
+    from bgbot.net import ValueNet
 
 Probs = NDArray[np.float32]  # (N, 5)
 
@@ -109,10 +110,14 @@ class NetEvaluator:
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
         """Load a checkpoint file (``CheckpointError`` for a bad one)."""
+        from bgbot.net import load_net
+
         return cls(load_net(path))
 
     def raw(self, boards: NDArray[np.int8]) -> Probs:
         """Network outputs for ``(N, 26)`` boards, without terminal overrides."""
+        import torch
+
         x = encode(boards, self.version)
         with torch.inference_mode():
             return self.net.forward_probs(torch.from_numpy(x)).numpy()

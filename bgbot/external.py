@@ -45,10 +45,6 @@ def read_board(line: str) -> tuple[Position, MatchState]:
     from bgbot.notation import parse_fibs_board
 
     text = line.replace("\x00", "").strip()
-    parts = text.split(":")
-    if text.startswith("board:") and len(parts) > 3 and parts[3].strip() == "0":
-        parts[3] = "9999"
-        text = ":".join(parts)
     pos, fb = parse_fibs_board(text)  # pos: the addressee's view
     state = fb.to_match_state()
     if fb.was_doubled and fb.turn:

@@ -478,13 +478,13 @@ class FibsBoard:
         one "turn" names (player ``you`` when the game is over); a double is
         pending when "was doubled" is set, or when both may-double flags are 0
         before the roll (how FIBS shows the doubler its own double).  Match
-        length 9999 (unlimited) is a money game.  The cube owner comes from the
+        length 9999 (unlimited, FIBS) or 0 (gnubg) is a money game.  The cube owner comes from the
         may-double flags (equal flags mean centred).  The Crawford game is a
         game where a player is 1-away and neither the "forced move" nor the
         "did Crawford" field is set.
         """
         you, opp = self.you, 1 - self.you
-        length = 0 if self.match_length == 9999 else self.match_length
+        length = 0 if self.match_length in (0, 9999) else self.match_length
         score = [0, 0]
         score[you], score[opp] = self.player_score, self.opponent_score
         on_roll, doubled = self._on_roll_and_doubled()
@@ -628,7 +628,8 @@ def parse_fibs_board(text: str) -> tuple[Position, FibsBoard]:
         if not ok:
             raise InvalidIdError(f"{what} in FIBS board {q}")
 
-    check(length == 9999 or 1 <= length <= 2**15 - 1, f"match length {length} is not 1..32767 or 9999")
+    # FIBS writes 9999 for unlimited (money) play, gnubg's external player writes 0
+    check(length in (0, 9999) or 1 <= length <= 2**15 - 1, f"match length {length} is not 0..32767 or 9999")
     check(my_score >= 0 and opp_score >= 0, f"negative score {my_score}-{opp_score}")
     check(all(abs(v) <= CHECKERS for v in raw), "a board value is beyond 15 checkers")
     check(turn in (-1, 0, 1), f"turn {turn} is not -1, 0 or 1")
