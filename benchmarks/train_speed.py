@@ -28,12 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.config import load_config
+from bgbot.net import load_net
 from training.config import TrainConfig
 from training.selfplay import Trainer
 
 
-def one_round(cfg: TrainConfig, seconds: float, profile: bool) -> tuple[float, float, str]:
+def one_round(cfg: TrainConfig, seconds: float, profile: bool, start: str | None) -> tuple[float, float, str]:
     trainer = Trainer(cfg, tempfile.mkdtemp())
+    if start:  # a trained network plays realistic games (their length sets the games/hour)
+        trainer.net.load_state_dict(load_net(start).state_dict())
     evaluated = 0
     orig_eval = trainer.net.forward_probs
 
@@ -71,6 +74,7 @@ def main() -> None:
     ap.add_argument("--parallel", type=int, default=None, help="parallel games (default: the full preset's)")
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--from", dest="start", help="start from this checkpoint's weights (same network size)")
     args = ap.parse_args()
     over = ["eval_every=0"]
     if args.hidden:
@@ -78,10 +82,11 @@ def main() -> None:
     if args.parallel:
         over.append(f"parallel_games={args.parallel}")
     cfg = load_config(TrainConfig, Path(__file__).resolve().parents[1] / "configs" / "full.toml", over)
-    print(f"network {cfg.encoding_version=} hidden={cfg.hidden} parallel_games={cfg.parallel_games}")
+    print(f"network: encoding v{cfg.encoding_version}, hidden {cfg.hidden}, {cfg.parallel_games} parallel games, "
+          f"weights {'from ' + args.start if args.start else 'fresh'}")
     results = []
     for r in range(args.repeat):
-        games_h, evals, report = one_round(cfg, args.seconds, profile=(r == 0))
+        games_h, evals, report = one_round(cfg, args.seconds, profile=(r == 0), start=args.start)
         results.append((games_h, evals))
         print(f"round {r + 1}: {games_h:,.0f} games/hour, {evals:,.0f} positions evaluated/s")
         if report:
