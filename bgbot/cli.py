@@ -337,6 +337,59 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.set_defaults(func=_cmd_play)
 
 
+def _cmd_chouette(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+
+    from bgbot.bots import Bot, make_bot, parse_bot_spec
+    from bgbot.chouette import MIN_PLAYERS, play_chouette
+    from bgbot.cubegame import Rules
+    from bgbot.errors import ConfigError
+
+    if len(args.specs) < MIN_PLAYERS:
+        raise ConfigError(
+            f"a chouette needs at least {MIN_PLAYERS} players, got {len(args.specs)}: {' '.join(args.specs)!r}"
+        )
+    if args.games < 1:
+        raise ConfigError(f"--games must be a positive integer, got {args.games!r}")
+    specs = [parse_bot_spec(text) for text in args.specs]
+    texts = [s.text for s in specs]
+    # equal specs get their seat number, so that the table tells them apart
+    names = [t if texts.count(t) == 1 else f"{t}#{seat + 1}" for seat, t in enumerate(texts)]
+    if any(s.kind == "bgbot" for s in specs):
+        import torch
+
+        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+    bots: list[Bot] = []
+    try:
+        for seat, spec in enumerate(specs):
+            bots.append(make_bot(spec, jacoby=args.jacoby, seed=args.seed + seat, name=names[seat]))
+        result = play_chouette(bots, args.games, np.random.default_rng(args.seed), Rules(jacoby=args.jacoby))
+    finally:
+        for bot in bots:
+            bot.close()
+    if args.json:
+        print(json.dumps({"seed": args.seed, "jacoby": args.jacoby, "specs": texts, **result.to_dict()}, indent=2))
+    else:
+        print(result.format())
+    return 0
+
+
+def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "chouette", help="a chouette of 3+ bots: one in the box against a team with a captain",
+        description="Bots as for 'bgbot pit'.  The team's checker play is decided by majority (ties: the "
+        "captain's proposal), it doubles only when unanimous, and each member answers the box's doubles alone.",
+    )
+    s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
+    s.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
+    s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
+    s.set_defaults(func=_cmd_chouette)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bgbot`` command."""
     p = argparse.ArgumentParser(prog="bgbot", description="backgammon engine and self-play trainer")
@@ -366,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_engine_commands(sub)
     _add_pit_commands(sub)
+    _add_chouette_command(sub)
     return p
 
 
