@@ -59,8 +59,8 @@ import numpy as np
 
 from bgbot.bots.base import Bot
 from bgbot.cubegame import MAX_CUBE, DecisionTimes, Fault, Rules
-from bgbot.cubegame import _Forfeit as _CubegameForfeit  # private there: the referee's "this bot forfeits" signal
-from bgbot.cubegame import _Referee as _CubegameReferee  # private there: asks, times, catches BgbotError
+from bgbot.cubegame import Forfeit as _CubegameForfeit  # the referee's "this bot forfeits" signal
+from bgbot.cubegame import Referee as _CubegameReferee  # asks, times, catches BgbotError
 from bgbot.errors import ConfigError, IllegalMoveError, InvalidPositionError
 from bgbot.game import Dice, game_points, opening_roll, referee_move, roll_dice
 from bgbot.matchstate import MatchState

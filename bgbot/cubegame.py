@@ -191,7 +191,9 @@ class CubeGameResult:
 Observer = Callable[[Action, MatchState], None]
 
 
-class _Forfeit(Exception):
+class Forfeit(Exception):
+    """Raised by :class:`Referee` when a bot's answer or failure forfeits the game."""
+
     def __init__(self, fault: Fault) -> None:
         super().__init__(fault.message)
         self.fault = fault
@@ -204,7 +206,7 @@ def _position_id(pos: Position) -> str:
         return repr(list(pos.board))
 
 
-class _Referee:
+class Referee:
     """Asks the bots, times them and turns their faults into forfeits."""
 
     def __init__(self, bots: Sequence[Bot]) -> None:
@@ -225,14 +227,14 @@ class _Referee:
                 answer = bot.take(pos, state)
         except BgbotError as exc:
             fault = Fault(player, bot.name, what, _position_id(pos), dice, str(exc), isinstance(exc, EngineError))
-            raise _Forfeit(fault) from None
+            raise Forfeit(fault) from None
         finally:
             self.times[player].counts[what] += 1
             self.times[player].seconds[what] += time.perf_counter() - t0
         return answer
 
-    def fault(self, player: int, what: DecisionKind, pos: Position, dice: Dice | None, message: str) -> _Forfeit:
-        return _Forfeit(Fault(player, self.bots[player].name, what, _position_id(pos), dice, message))
+    def fault(self, player: int, what: DecisionKind, pos: Position, dice: Dice | None, message: str) -> Forfeit:
+        return Forfeit(Fault(player, self.bots[player].name, what, _position_id(pos), dice, message))
 
 
 def play_cube_game(
@@ -262,7 +264,7 @@ def play_cube_game(
     if start is not None and (not isinstance(start, Position) or start.is_game_over()):
         raise InvalidPositionError(f"start must be a Position of a game not yet over, got {start!r}")
     money = match_length == 0
-    ref = _Referee(bots)
+    ref = Referee(bots)
     first, opening, ties = opening_roll(rng)
     cube = 1
     if money and rules.cube and rules.auto_doubles and ties:
@@ -359,7 +361,7 @@ def play_cube_game(
                 )
                 return finish(side, points, kind, "played", turn)
             pos, side = result, 1 - side
-    except _Forfeit as exc:
+    except Forfeit as exc:
         loser = exc.fault.player
         return finish(1 - loser, cube * rules.backgammon_counts, 0, "forfeit", turn, exc.fault)
     return finish(None, 0, 0, "unfinished", rules.max_turns)

@@ -10,6 +10,9 @@ A spec names a bot and its options, ``KIND[:KEY=VALUE[,KEY=VALUE...]]``:
 ``gnubg``, ``gnubg:ply=0``                  GNU Backgammon over its external-player socket;
                                             ``ply`` (gnubg's numbering, 0-4), ``cube_ply``,
                                             ``path`` (default ``/usr/games/gnubg``), ``timeout``
+``bgsage``, ``bgsage:ply=2``                Open Sage (``pip install bgsage``), in process; ``ply``
+                                            1-3 (XG numbering, like bgbot), ``cube_ply`` (default
+                                            ``ply``), ``cubeful=1`` for cubeful checker play
 ``pubeval``                                 Tesauro's pubeval (never doubles, always takes)
 ``random``, ``random:seed=3,double=0.1``    uniformly random moves; ``double``/``take``
                                             probabilities (default 0 and 1), ``seed``
@@ -49,6 +52,7 @@ __all__ = [
 _OPTIONS: dict[str, dict[str, type]] = {
     "bgbot": {"checkpoint": str, "ply": int, "cube_ply": int, "bearoff": bool},
     "gnubg": {"ply": int, "cube_ply": int, "path": str, "timeout": float},
+    "bgsage": {"ply": int, "cube_ply": int, "cubeful": bool},
     "pubeval": {},
     "random": {"seed": int, "double": float, "take": float},
 }
@@ -157,6 +161,12 @@ def prepare_bot(spec: BotSpec | str) -> None:
         from bgbot.bots.gnubg import find_gnubg
 
         find_gnubg(s.get("path"))  # type: ignore[arg-type]
+    elif s.kind == "bgsage":
+        from bgbot.bots.bgsage import check_bgsage_ply, require_bgsage
+
+        check_bgsage_ply(s.get("ply", 1))
+        check_bgsage_ply(s.get("cube_ply", s.get("ply", 1)), "cube_ply")
+        require_bgsage()
     elif s.kind == "bgbot":
         from bgbot.engine import Engine
 
@@ -197,6 +207,15 @@ def make_bot(spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: 
             o.get("cube_ply"),  # type: ignore[arg-type]
             path=o.get("path"),  # type: ignore[arg-type]
             **kwargs,  # type: ignore[arg-type]
+        )
+    if s.kind == "bgsage":
+        from bgbot.bots.bgsage import BgsageBot
+
+        return BgsageBot(
+            int(o.get("ply", 1)),  # type: ignore[call-overload]
+            o.get("cube_ply"),  # type: ignore[arg-type]
+            cubeful=bool(o.get("cubeful", False)),
+            name=label,
         )
     if s.kind == "pubeval":
         return PubevalBot(name=label)
