@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bgbot.errors import BgbotError
+from bgbot.errors import BgbotError, ConfigError
 
 if TYPE_CHECKING:
     from bgbot.engine import Engine
@@ -29,6 +30,32 @@ def _cmd_train(args: argparse.Namespace) -> int:
     else:
         cfg = load_config(TrainConfig, args.config, args.set)
         run(cfg, args.out, until=args.games, progress=not args.quiet)
+    return 0
+
+
+def _cmd_yardstick(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot import pubeval
+    from bgbot.duel import duel, greedy_chooser, random_chooser
+    from bgbot.engine import default_checkpoint
+    from bgbot.evaluate import NetEvaluator
+    from bgbot.net import read_checkpoint
+
+    if args.games < 2 or args.games % 2:
+        raise ConfigError(f"--games must be an even number >= 2 (pairs of duplicate games), got {args.games!r}")
+    path = args.checkpoint or default_checkpoint()
+    data = read_checkpoint(path)
+    opponent = {"pubeval": lambda: pubeval.choose, "random": lambda: random_chooser(args.seed + 1)}
+    if args.opponent not in opponent:
+        raise ConfigError(f"--opponent must be pubeval or random, got {args.opponent!r}")
+    res = duel(greedy_chooser(NetEvaluator.from_checkpoint(path)), opponent[args.opponent](),
+               args.games // 2, seed=args.seed, progress=True)
+    record = {"checkpoint": str(path), "games_trained": data.get("games_trained"), "ply": 1,
+              "opponent": args.opponent, "seed": args.seed, **res.as_dict()}
+    print(f"bgbot 1-ply vs {args.opponent}: {res}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 
@@ -420,6 +447,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_commands(sub)
     _add_pit_commands(sub)
     _add_chouette_command(sub)
+
+    s = sub.add_parser("yardstick", help="cubeless duplicate-dice duel of a network (1-ply) against pubeval")
+    s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
+    s.add_argument("--games", type=int, default=10_000, help="games, an even number (default 10000)")
+    s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", help="also write the result as JSON here")
+    s.set_defaults(func=_cmd_yardstick)
     return p
 
 

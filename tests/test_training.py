@@ -154,3 +154,20 @@ def test_cli_train_bad_config_exits_2(tmp_path: Path) -> None:
                            str(tmp_path / "o")], capture_output=True, text=True, cwd=root, timeout=120)
     assert proc.returncode == 2
     assert "'lamda'" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_cli_yardstick_writes_a_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from bgbot.cli import main
+
+    trainer = Trainer(SMALL, tmp_path)
+    ckpt = trainer.save(tmp_path / "c.pt")
+    out = tmp_path / "y.json"
+    assert main(["yardstick", "--checkpoint", str(ckpt), "--games", "20", "--opponent", "random",
+                 "--out", str(out)]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["games"] == 20 and rec["opponent"] == "random" and rec["ply"] == 1
+    assert "ppg" in capsys.readouterr().out
+    assert main(["yardstick", "--checkpoint", str(ckpt), "--games", "7"]) == 2
+    assert "7" in capsys.readouterr().err
