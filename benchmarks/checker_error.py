@@ -6,7 +6,10 @@ race) and lets bgbot choose a move at 1-ply and 2-ply (and 3-ply on a subset,
 equity(choice)`` with gnubg's 2-ply cubeless equities from the file; the
 figures are mean losses per position in millipoints (thousandths of a point),
 split contact / race, printed beside gnubg's own 0-ply choice
-(``gnubg0_choice``) measured the same way.
+(``gnubg0_choice``) measured the same way.  When Open Sage (``pip install
+bgsage``) is installed, its cubeless choices at 1-ply and 2-ply (XG plies, as
+bgbot's; one thread) are scored the same way and printed as reference rows
+(``--no-ref`` leaves them out).
 
 Where a position has more than 40 legal moves the file lists only the 40 best
 by gnubg 0-ply; a bgbot choice outside that list is counted with the worst
@@ -34,7 +37,10 @@ sys.path.insert(0, str(ROOT))
 
 import json  # noqa: E402
 
+from bgbot.bots import Bot  # noqa: E402
 from bgbot.engine import Engine  # noqa: E402
+from bgbot.errors import EngineError  # noqa: E402
+from bgbot.matchstate import MatchState  # noqa: E402
 from bgbot.position import Position  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "checker.jsonl"
@@ -82,6 +88,30 @@ def run(engine: Engine, rows: Sequence[dict], ply: int) -> Tally:
     return t
 
 
+def run_bot(bot: Bot, rows: Sequence[dict]) -> Tally:
+    """A bot's choice (money game, cube centred) in every row."""
+    t = Tally()
+    state = MatchState()
+    start = time.perf_counter()
+    for row in rows:
+        t.add(row, bot.move(Position.from_id(row["position"]), tuple(row["dice"]), state).gnubg_id())
+    t.seconds = time.perf_counter() - start
+    return t
+
+
+def bgsage_bots(threads: int) -> dict[int, Bot]:
+    """Open Sage at 1- and 2-ply, or nothing (with a note) when it is not installed."""
+    from bgbot.bots.bgsage import BgsageBot
+
+    try:
+        bots: dict[int, Bot] = {ply: BgsageBot(ply, threads=threads) for ply in (1, 2)}
+    except EngineError as exc:
+        print(f"no bgsage reference rows: {exc}")
+        return {}
+    print(f"reference: {bots[2].describe()}")  # type: ignore[attr-defined]
+    return bots
+
+
 def gnubg0(rows: Sequence[dict]) -> Tally:
     """gnubg's 0-ply choice (from the file) in every row."""
     t = Tally()
@@ -118,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="only the first LIMIT positions")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; the CPU is shared)")
     ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
+    ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
     args = ap.parse_args(argv)
 
     import torch
@@ -128,9 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = rows[: args.limit]
     engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff)
     print(f"engine: {engine.describe()}; bear-off database {'off' if args.no_bearoff else 'on'}")
+    sage = {} if args.no_ref else bgsage_bots(args.threads)
     plies = [int(p) for p in args.plies.split(",") if p.strip()]  # "" runs only the 3-ply subset
     if plies:
         tallies = [("gnubg 0-ply", gnubg0(rows))]
+        tallies += [(f"bgsage {ply}-ply", run_bot(bot, rows)) for ply, bot in sage.items()]
         for ply in plies:
             tallies.append((f"bgbot {ply}-ply", run(engine, rows, ply)))
         report("all positions", rows, tallies)
@@ -141,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         step = max(1, len(rows) // args.three_ply)
         subset = rows[::step][: args.three_ply]
         sub = [("gnubg 0-ply", gnubg0(subset))]
+        sub += [(f"bgsage {ply}-ply", run_bot(bot, subset)) for ply, bot in sage.items()]
         for ply in (1, 2, 3):
             sub.append((f"bgbot {ply}-ply", run(engine, subset, ply)))
         report(f"3-ply subset (every {step}-th position)", subset, sub)

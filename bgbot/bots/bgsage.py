@@ -54,7 +54,6 @@ INSTALL_HINT = "pip install bgsage (or pip install -e '.[ref]' in a bgbot checko
 MAX_BGSAGE_PLY = 3
 # owner names of bgsage, by MatchState.cube_owner_relative()
 _OWNERS = {"center": "centered", "me": "player", "opp": "opponent"}
-# bgsage's own cap on the cube is its business; bgbot's referee stops at 64 anyway
 
 
 def require_bgsage() -> ModuleType:
