@@ -40,7 +40,6 @@ from bgbot.movegen import successors_batch
 from bgbot.position import Position
 
 DEFAULT_TIMEOUT = 60.0
-_WAS_DOUBLED = 37  # index of the was-doubled field among the numbers after the two names
 _QUOTE = 120
 
 
@@ -79,6 +78,7 @@ def engine_board(
         cube_value=state.cube_value,
         cube_owner=state.cube_owner,
         on_roll=state.on_roll,
+        doubled=doubled,
         dice=None if doubled else dice,
         crawford=state.crawford,
         jacoby=state.jacoby,
@@ -86,12 +86,7 @@ def engine_board(
     # can_move is informational (gnubg ignores it); counting it would cost a full move listing
     can_move = 0 if dice is None or doubled else (4 if dice[0] == dice[1] else 2)
     you = 1 - state.on_roll if doubled else state.on_roll
-    line = format_fibs_board(pos, st, player=player, opponent=opponent, you=you, can_move=can_move)
-    if doubled:
-        head, rest = line.split(":", 3)[:3], line.split(":", 3)[3].split(":")
-        rest[_WAS_DOUBLED] = "1"
-        line = ":".join([*head, *rest])
-    return line
+    return format_fibs_board(pos, st, player=player, opponent=opponent, you=you, can_move=can_move)
 
 
 # ---------------------------------------------------------------------------
