@@ -294,6 +294,12 @@ def successors_batch(
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise InvalidPositionError(f"boards must have shape (N, 26), got {boards.shape}")
+    if isinstance(dice, tuple) and len(dice) == 2 and all(type(x) is int and 1 <= x <= 6 for x in dice):
+        # one roll for every row: the common case of search, checked without numpy overhead
+        d = np.empty((boards.shape[0], 2), dtype=np.int64)
+        d[:, 0] = dice[0]
+        d[:, 1] = dice[1]
+        return _batch(boards, d, include_pass, _KEY_WEIGHTS)
     d = np.asarray(dice, dtype=np.int64)
     if d.ndim == 1:
         d = np.tile(d, (boards.shape[0], 1)) if d.shape == (2,) else d
