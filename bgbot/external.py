@@ -50,20 +50,14 @@ def read_board(line: str) -> tuple[Position, MatchState]:
     if fb.was_doubled and fb.turn:
         doubler = 0 if fb.turn > 0 else 1
         if doubler != state.on_roll:
-            state = MatchState(
-                match_length=state.match_length, score=state.score, cube_value=state.cube_value,
-                cube_owner=state.cube_owner, on_roll=doubler, doubled=True, crawford=state.crawford,
-            )
+            state = state.at_decision(doubler, doubled=True)
     return (pos if state.on_roll == fb.you else pos.swap()), state
 
 
 def _with_jacoby(state: MatchState, jacoby: bool) -> MatchState:
     if not jacoby or state.match_length:
         return state
-    return MatchState(
-        match_length=0, score=state.score, cube_value=state.cube_value, cube_owner=state.cube_owner,
-        on_roll=state.on_roll, doubled=state.doubled, dice=state.dice, jacoby=True,
-    )
+    return state.at_decision(doubled=state.doubled, dice=state.dice, jacoby=True)
 
 
 def move_text(pos: Position, dice: tuple[int, int], result: Position) -> str:

@@ -186,6 +186,32 @@ class MatchState:
             _bad("a money game has no away score")
         return self.match_length - self.score[player]
 
+    def at_decision(
+        self,
+        on_roll: int | None = None,
+        *,
+        doubled: bool = False,
+        dice: tuple[int, int] | None = None,
+        jacoby: bool | None = None,
+    ) -> MatchState:
+        """The same match, score and cube at a decision of ``on_roll`` (default: the same player).
+
+        ``doubled`` marks a pending double of ``on_roll``; ``dice`` the roll to
+        play; ``turn`` is derived again; resignations and the game state are
+        those of a game in play.
+        """
+        return MatchState(
+            match_length=self.match_length,
+            score=self.score,
+            cube_value=self.cube_value,
+            cube_owner=self.cube_owner,
+            on_roll=self.on_roll if on_roll is None else on_roll,
+            doubled=doubled,
+            dice=dice,
+            crawford=self.crawford,
+            jacoby=self.jacoby if jacoby is None else jacoby,
+        )
+
     def cube_owner_relative(self) -> Literal["center", "me", "opp"]:
         """Who owns the cube from ``on_roll``'s point of view."""
         if self.cube_owner == -1:

@@ -135,15 +135,9 @@ class HumanBot(BaseBot):
 
     def take(self, pos: Position, state: MatchState) -> bool:
         """Ask ``take`` or ``pass`` when bgbot doubles (``pos`` is bgbot's view)."""
-        view = MatchState(
-            match_length=state.match_length, score=state.score, cube_value=state.cube_value,
-            cube_owner=state.cube_owner, on_roll=HUMAN, crawford=state.crawford, jacoby=state.jacoby,
-        )
+        view = state.at_decision(HUMAN)
         self.show(pos.swap(), view)
-        doubler = MatchState(
-            match_length=state.match_length, score=state.score, cube_value=state.cube_value,
-            cube_owner=state.cube_owner, on_roll=state.on_roll, crawford=state.crawford, jacoby=state.jacoby,
-        )
+        doubler = state.at_decision()
         while True:
             low = self._read(f"bgbot doubles to {2 * state.cube_value}. Take or pass? ").lower()
             if low in ("t", "take"):

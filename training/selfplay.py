@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -328,4 +327,4 @@ def run(cfg: TrainConfig, out_dir: str | Path, *, resume: str | Path | None = No
     return trainer
 
 
-__all__ = ["Trainer", "lambda_returns", "replace", "run"]
+__all__ = ["Trainer", "lambda_returns", "run"]

@@ -72,17 +72,7 @@ def engine_board(
     """
     from bgbot.notation import format_fibs_board
 
-    st = MatchState(
-        match_length=state.match_length,
-        score=state.score,
-        cube_value=state.cube_value,
-        cube_owner=state.cube_owner,
-        on_roll=state.on_roll,
-        doubled=doubled,
-        dice=None if doubled else dice,
-        crawford=state.crawford,
-        jacoby=state.jacoby,
-    )
+    st = state.at_decision(doubled=doubled, dice=None if doubled else dice)
     # can_move is informational (gnubg ignores it); counting it would cost a full move listing
     can_move = 0 if dice is None or doubled else (4 if dice[0] == dice[1] else 2)
     you = 1 - state.on_roll if doubled else state.on_roll

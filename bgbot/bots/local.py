@@ -131,13 +131,4 @@ class BgbotBot(BaseBot):
 
     def take(self, pos: Position, state: MatchState) -> bool:
         """Takes unless the engine, from the doubler's side, finds the double a pass."""
-        doubler = MatchState(
-            match_length=state.match_length,
-            score=state.score,
-            cube_value=state.cube_value,
-            cube_owner=state.cube_owner,
-            on_roll=state.on_roll,
-            crawford=state.crawford,
-            jacoby=state.jacoby,
-        )
-        return self.decision(pos, doubler).takes
+        return self.decision(pos, state.at_decision()).takes
