@@ -1,6 +1,6 @@
 """Checker-play error of bgbot's search against gnubg's 2-ply reference.
 
-Reads ``shared/data/benchmark/checker.jsonl`` (400 positions: 280 contact, 120
+Reads ``tests/data/benchmark/checker.jsonl`` (400 positions: 280 contact, 120
 race) and lets bgbot choose a move at 1-ply and 2-ply (and 3-ply on a subset,
 ``--three-ply N``).  The equity loss of a choice is ``moves[0].equity -
 equity(choice)`` with gnubg's 2-ply cubeless equities from the file; the
@@ -43,7 +43,7 @@ from bgbot.errors import EngineError  # noqa: E402
 from bgbot.matchstate import MatchState  # noqa: E402
 from bgbot.position import Position  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "checker.jsonl"
+DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
 
 @dataclass

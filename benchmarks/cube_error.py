@@ -1,6 +1,6 @@
 """How well bgbot's money cube model reproduces gnubg's 2-ply cube decisions.
 
-Reads ``shared/data/benchmark/cube.jsonl`` (200 money positions, Jacoby and
+Reads ``tests/data/benchmark/cube.jsonl`` (200 money positions, Jacoby and
 beavers off, cube centred at 1 or owned by the side on roll at 2) and runs
 :func:`bgbot.cube.money_cube_decision` on probabilities from an *evaluator*.
 The default evaluator ``file`` uses the file's own gnubg 2-ply cubeless
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bgbot.cube import ACTIONS, CONTACT_X, cube_efficiency, money_cube_decision  # noqa: E402
 from bgbot.position import Position  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "cube.jsonl"
+DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "cube.jsonl"
 
 Row = dict
 Evaluator = Callable[[Sequence[Row]], list[Sequence[float]]]

@@ -2,7 +2,7 @@
 
 Times :meth:`bgbot.engine.Engine.best_move` (the full ranked analysis, move
 texts excluded: they are worked out only when read) over a fixed set of
-positions from ``shared/data/benchmark/checker.jsonl`` and prints the median,
+positions from ``tests/data/benchmark/checker.jsonl`` and prints the median,
 the 90th percentile and the mean per decision.  As a reference measured in
 the same run it also times one network call on a batch of 21 positions (one
 position's candidates) and prints each median as a multiple of it, so runs on
@@ -49,7 +49,7 @@ from bgbot.engine import Engine  # noqa: E402
 from bgbot.matchstate import MatchState  # noqa: E402
 from bgbot.position import Position  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmark" / "checker.jsonl"
+DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
 
 def timings(fn: Callable[[], object], repeat: int = 1) -> float:

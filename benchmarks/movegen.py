@@ -4,7 +4,7 @@ Run from the repository root::
 
     NUMBA_NUM_THREADS=1 .venv/bin/python benchmarks/movegen.py [--repeat 7]
 
-Cases (all from ../shared/data/movegen/oracle.jsonl, a fixed realistic mix of
+Cases (all from tests/data/movegen/oracle.jsonl, a fixed realistic mix of
 self-play, random-play and edge-case positions):
 
 * ``oracle``: each oracle position with its own roll (2869 rows);
@@ -48,7 +48,7 @@ try:
 except ImportError:  # GPL reference, optional (pyproject's "ref" extra)
     gnubg_nn = None
 
-ORACLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "movegen" / "oracle.jsonl"
+ORACLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "movegen" / "oracle.jsonl"
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]  # the 21 distinct rolls
 MID_GAME = ("m+0MAAzO3QYDAA", (2, 1))  # an oracle self-play position, 20 legal results
 

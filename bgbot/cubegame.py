@@ -15,7 +15,7 @@ cube, so a fault can never pay.  The fault (who, what was asked, the
 position, the dice and the message with the answer) is kept in the result.
 Bugs of in-process code (any other exception) are not swallowed.
 
-Rules (``../shared/docs/rules.md``): a player may double before rolling
+Rules (``docs/rules.md``): a player may double before rolling
 when the cube is centred or its own and below 64, except in the Crawford
 game; a pass ends the game at the current stake, a take turns the cube to
 the taker.  Money options: the Jacoby rule (gammons count single until a

@@ -17,7 +17,7 @@ batch pays for every slot of every branch and for the de-duplication sort at
 each level; compiled loops do the same work per position without temporaries
 and reach gnubg's C speed (see benchmarks/movegen.py and BENCHMARKS.md).
 
-The rules implemented (../shared/docs/rules.md): bar checkers first (and the
+The rules implemented (docs/rules.md): bar checkers first (and the
 rest of the roll is lost if they cannot all enter), landing only on open points
 (at most one opposing checker, which is hit), intermediate points of a checker
 using several dice must be open too (each die is a separate step), doubles play

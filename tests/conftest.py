@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 
 
 def read_jsonl(rel: str) -> list[dict]:
-    """Every record of a JSON-lines file under ../shared/data."""
+    """Every record of a JSON-lines file under tests/data."""
     path = DATA / rel
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

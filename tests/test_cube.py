@@ -27,7 +27,7 @@ from bgbot.cube import (
 from bgbot.errors import BgbotError
 from bgbot.met import load_met
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 MET_RAW = json.loads((DATA / "met" / "kazaross-xg2.json").read_text())
 PRE, POST = MET_RAW["pre_crawford"], MET_RAW["post_crawford"]
 MET = load_met("kazaross-xg2")

@@ -1,4 +1,4 @@
-"""Match equity tables: the shipped copies against gnubg's files in shared/data/met."""
+"""Match equity tables: the shipped copies against gnubg's files in tests/data/met."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from bgbot.errors import BgbotError
 from bgbot.met import DEFAULT_MET, SHIPPED_METS, MatchEquityTable, MetError, load_met
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 MET_DIR = DATA / "met"
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""The move generator against GNU Backgammon's own move lists (shared/data/movegen/oracle.jsonl).
+"""The move generator against GNU Backgammon's own move lists (tests/data/movegen/oracle.jsonl).
 
 Every oracle line is ``{"position": ID, "dice": [a, b], "results": [sorted result IDs]}``:
 the position is seen from the side on roll, each result from the opponent's view
@@ -22,7 +22,7 @@ from bgbot.movegen import Move, legal_moves, parse_dice, successors, successors_
 from bgbot.notation import gnubg_position_id, parse_gnubg_position_id
 from bgbot.position import Position
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 ORACLE = DATA / "movegen" / "oracle.jsonl"
 START_ID = "4HPwATDgc/ABMA"
 

@@ -51,7 +51,7 @@ from bgbot.notation import (
 )
 from bgbot.position import Position
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 GNUBG = Path("/usr/games/gnubg")
 START_ID = "4HPwATDgc/ABMA"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
