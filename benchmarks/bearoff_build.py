@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bgbot.bearoff import MAX_CHECKERS, BearoffDB, build_bearoff, unrank_all
-from bgbot.movegen import successors_batch
+from bgbot.eval.bearoff import MAX_CHECKERS, BearoffDB, build_bearoff, unrank_all
+from bgbot.rules.movegen import successors_batch
 
 MAKEBEAROFF = Path("/usr/games/makebearoff")
 

@@ -35,13 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import json  # noqa: E402
+import json
 
-from bgbot.bots import Bot  # noqa: E402
-from bgbot.engine import Engine  # noqa: E402
-from bgbot.errors import EngineError  # noqa: E402
-from bgbot.matchstate import MatchState  # noqa: E402
-from bgbot.position import Position  # noqa: E402
+from bgbot.engine.api import Engine
+from bgbot.errors import EngineError
+from bgbot.play.bots import Bot
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.position import Position
 
 DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
@@ -101,7 +101,7 @@ def run_bot(bot: Bot, rows: Sequence[dict]) -> Tally:
 
 def bgsage_bots(threads: int) -> dict[int, Bot]:
     """Open Sage at 1- and 2-ply, or nothing (with a note) when it is not installed."""
-    from bgbot.bots.bgsage import BgsageBot
+    from bgbot.play.bots.bgsage import BgsageBot
 
     try:
         bots: dict[int, Bot] = {ply: BgsageBot(ply, threads=threads) for ply in (1, 2)}

@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgbot.cube import ACTIONS, CONTACT_X, cube_efficiency, money_cube_decision  # noqa: E402
-from bgbot.position import Position  # noqa: E402
+from bgbot.engine.cube import ACTIONS, CONTACT_X, cube_efficiency, money_cube_decision
+from bgbot.rules.position import Position
 
 DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "cube.jsonl"
 
@@ -57,7 +57,7 @@ def bgbot_probs(ply: int) -> Evaluator:
     """
 
     def probs(rows: Sequence[Row]) -> list[Sequence[float]]:
-        from bgbot.engine import Engine
+        from bgbot.engine.api import Engine
 
         engine = Engine.load()
         return [engine.evaluate(position_from_id(row["position"]), ply).tolist() for row in rows]

@@ -43,11 +43,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bgbot.engine import Engine  # noqa: E402
-from bgbot.matchstate import MatchState  # noqa: E402
-from bgbot.position import Position  # noqa: E402
+from bgbot.engine.api import Engine
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.position import Position
 
 DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
@@ -84,8 +84,8 @@ def time_each(
 
 def reference_engines(threads: int) -> tuple[Any, Any, list[str]]:
     """``(bgsage bots by ply or None, gnubg_nn module or None, notes)``: the references installed here."""
-    from bgbot.bots.bgsage import BgsageBot
     from bgbot.errors import EngineError
+    from bgbot.play.bots.bgsage import BgsageBot
 
     notes: list[str] = []
     sage = None

@@ -39,9 +39,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bgbot.movegen import successors, successors_batch
-from bgbot.notation import parse_gnubg_position_id
-from bgbot.position import Position
+from bgbot.rules.movegen import successors, successors_batch
+from bgbot.rules.position import Position, parse_gnubg_position_id
 
 try:
     import gnubg_nn

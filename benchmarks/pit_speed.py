@@ -30,12 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgbot.bots.gnubg import GnubgBot  # noqa: E402
-from bgbot.duel import duel  # noqa: E402
-from bgbot.matchstate import MatchState  # noqa: E402
-from bgbot.pit import PitConfig, run_pit  # noqa: E402
-from bgbot.position import Position  # noqa: E402
-from bgbot.pubeval import choose  # noqa: E402
+from bgbot.eval.pubeval import choose
+from bgbot.play.bots.gnubg import GnubgBot
+from bgbot.play.duel import duel
+from bgbot.play.pit import PitConfig, run_pit
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.position import Position
 
 
 def socket_round_trip_ms(n: int = 500) -> float:

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.config import load_config
-from bgbot.net import load_net
+from bgbot.eval.nets import load_net
 from training.config import TrainConfig
 from training.selfplay import Trainer
 

@@ -29,25 +29,35 @@ from bgbot.errors import (
     InvalidPositionError,
     ProtocolError,
 )
-from bgbot.position import Position
+from bgbot.rules.position import Position
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "successors": "bgbot.movegen",
-    "successors_batch": "bgbot.movegen",
-    "legal_moves": "bgbot.movegen",
-    "Move": "bgbot.movegen",
-    "parse_dice": "bgbot.movegen",
-    "parse_move": "bgbot.notation",
-    "format_move": "bgbot.notation",
-    "render_board": "bgbot.notation",
-    "encode_match_id": "bgbot.notation",
-    "decode_match_id": "bgbot.notation",
-    "parse_xgid": "bgbot.notation",
-    "parse_position_and_state": "bgbot.notation",
-    "MatchState": "bgbot.matchstate",
-    "Engine": "bgbot.engine",
+    "successors": "bgbot.rules.movegen",
+    "successors_batch": "bgbot.rules.movegen",
+    "legal_moves": "bgbot.rules.moves",
+    "Move": "bgbot.rules.moves",
+    "parse_move": "bgbot.rules.moves",
+    "format_move": "bgbot.rules.moves",
+    "parse_dice": "bgbot.rules.dice",
+    "ROLLS": "bgbot.rules.dice",
+    "flip": "bgbot.rules.position",
+    "classify": "bgbot.rules.position",
+    "PositionClass": "bgbot.rules.position",
+    "Outcome": "bgbot.rules.position",
+    "MatchState": "bgbot.rules.matchstate",
+    "render_board": "bgbot.formats.board",
+    "encode_match_id": "bgbot.formats.ids",
+    "decode_match_id": "bgbot.formats.ids",
+    "parse_xgid": "bgbot.formats.ids",
+    "format_xgid": "bgbot.formats.ids",
+    "parse_fibs_board": "bgbot.formats.fibs",
+    "format_fibs_board": "bgbot.formats.fibs",
+    "parse_position": "bgbot.formats.parse",
+    "parse_position_and_state": "bgbot.formats.parse",
+    "Engine": "bgbot.engine.api",
+    "load_model": "bgbot.eval.nets",
 }
 
 __all__ = [

@@ -1,12 +1,21 @@
-"""Every error bgbot raises for bad input.
+"""Every error bgbot raises for bad input, and the two signals the turn loop uses.
 
-All of them derive from :class:`BgbotError`, itself a :class:`ValueError`, so a
+The input errors derive from :class:`BgbotError`, itself a :class:`ValueError`, so a
 caller can catch one type.  Messages quote the offending input with ``{text!r}``
 and say what was wrong with it; the CLI prints the message on one line and
 exits with status 2.
 """
 
 from __future__ import annotations
+
+QUOTE_LIMIT = 80  # characters of user input repeated in an error message
+
+
+def quote_input(text: object) -> str:
+    """``repr(text)``, truncated to :data:`QUOTE_LIMIT` characters for long strings."""
+    if isinstance(text, str) and len(text) > QUOTE_LIMIT:
+        return f"{text[:QUOTE_LIMIT]!r}... ({len(text)} characters)"
+    return repr(text)
 
 
 class BgbotError(ValueError):
@@ -51,3 +60,36 @@ class ProtocolError(BgbotError):
 
 class EngineError(BgbotError):
     """An external engine that is missing, died, timed out or answered nonsense."""
+
+
+class InvalidScoreError(BgbotError):
+    """A match length, score or Crawford flag that does not describe a possible match situation."""
+
+
+class InvalidCubeError(BgbotError):
+    """Bad input to a cube decision: probabilities, cube value or owner, score, or cube efficiency."""
+
+
+class MetError(BgbotError):
+    """A match equity table file that cannot be used, or a score outside the table."""
+
+
+# ---- signals of the turn loop (not input errors) ---------------------------
+
+
+class Forfeit(Exception):
+    """Raised by the turn loop's referee when a side's answer or failure forfeits the game.
+
+    ``fault`` is the :class:`bgbot.play.table.Fault` that says who and why;
+    ``loser`` is the side (0/1) of the game that forfeits, set by the referee
+    that asked it.
+    """
+
+    def __init__(self, fault: object, loser: int | None = None) -> None:
+        super().__init__(getattr(fault, "message", str(fault)))
+        self.fault = fault
+        self.loser = loser
+
+
+class QuitSession(Exception):
+    """The person asked to leave (``quit`` or end of input); not a fault, so no forfeit is recorded."""

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgbot import bearoff
-from bgbot.bearoff import (
+from bgbot.errors import BgbotError, CheckpointError, InvalidPositionError
+from bgbot.eval import bearoff
+from bgbot.eval.bearoff import (
     BEAROFF_VERSION,
     ENV_VAR,
     MAX_TURNS,
@@ -35,9 +36,8 @@ from bgbot.bearoff import (
     rank_counts,
     unrank_all,
 )
-from bgbot.errors import BgbotError, CheckpointError, InvalidPositionError
-from bgbot.movegen import legal_moves
-from bgbot.position import Position
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
 
 Counts = tuple[int, int, int, int, int, int]
 ROLLS = [((d1, d2), Fraction(1 if d1 == d2 else 2, 36)) for d1 in range(1, 7) for d2 in range(1, d1 + 1)]

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from conftest import read_jsonl
 
-from bgbot.bots import make_bot, parse_bot_spec
-from bgbot.bots.bgsage import (
+from bgbot.errors import ConfigError, EngineError
+from bgbot.play.bots import make_bot, parse_bot_spec
+from bgbot.play.bots.bgsage import (
     INSTALL_HINT,
     BgsageBot,
     cube_kwargs,
@@ -25,11 +26,10 @@ from bgbot.bots.bgsage import (
     result_from_bgsage,
     to_bgsage,
 )
-from bgbot.errors import ConfigError, EngineError
-from bgbot.matchstate import MatchState
-from bgbot.movegen import successors
-from bgbot.pit import PitConfig, run_pit
-from bgbot.position import Position
+from bgbot.play.pit import PitConfig, run_pit
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors
+from bgbot.rules.position import Position
 
 REPO = Path(__file__).resolve().parents[1]
 MONEY = MatchState()
@@ -239,6 +239,9 @@ def test_a_missing_bgsage_raises_the_install_hint(monkeypatch: pytest.MonkeyPatc
 
 
 def test_bgbot_never_imports_bgsage_by_itself() -> None:
-    code = "import sys, bgbot.bots, bgbot.pit, bgbot.cli; print('bgsage' in sys.modules, 'gnubg_nn' in sys.modules)"
+    code = (
+        "import sys, bgbot.play.bots, bgbot.play.pit, bgbot.cli.main; "
+        "print('bgsage' in sys.modules, 'gnubg_nn' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

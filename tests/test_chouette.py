@@ -14,8 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from bgbot.bots import BaseBot, make_bot
-from bgbot.chouette import (
+from bgbot.cli.main import main
+from bgbot.errors import ConfigError, EngineError
+from bgbot.play.bots import BaseBot, make_bot
+from bgbot.play.chouette import (
     BOX,
     TEAM,
     ChouetteGameResult,
@@ -24,12 +26,10 @@ from bgbot.chouette import (
     play_chouette_game,
     rotate,
 )
-from bgbot.cli import main
-from bgbot.cubegame import Rules
-from bgbot.errors import ConfigError, EngineError
-from bgbot.matchstate import MatchState
-from bgbot.movegen import successors
-from bgbot.position import Position
+from bgbot.play.table import Rules
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors
+from bgbot.rules.position import Position
 
 
 class ScriptedDice:

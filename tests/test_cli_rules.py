@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import read_jsonl
 
-from bgbot.cli import main
+from bgbot.cli.main import main
 
 
 def test_moves_lists_the_16_plays_of_31_from_the_start(capsys: pytest.CaptureFixture[str]) -> None:

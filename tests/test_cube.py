@@ -11,11 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgbot.cube import (
+from bgbot.engine.cube import (
     ACTIONS,
     CONTACT_X,
     CubeDecision,
-    InvalidCubeError,
     cube_efficiency,
     cubeful_equity,
     match_cube_decision,
@@ -24,8 +23,8 @@ from bgbot.cube import (
     race_cube_efficiency,
     take_point_money,
 )
-from bgbot.errors import BgbotError
-from bgbot.met import load_met
+from bgbot.engine.met import load_met
+from bgbot.errors import BgbotError, InvalidCubeError
 
 DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 MET_RAW = json.loads((DATA / "met" / "kazaross-xg2.json").read_text())

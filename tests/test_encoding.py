@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from conftest import read_jsonl
 
-from bgbot.encoding import ENCODING_VERSIONS, encode, num_inputs
 from bgbot.errors import CheckpointError
-from bgbot.position import Position
+from bgbot.eval.encoding import ENCODING_VERSIONS, encode, num_inputs
+from bgbot.rules.position import Position
 
 
 def reference(pos: Position) -> list[float]:

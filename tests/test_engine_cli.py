@@ -14,19 +14,26 @@ import torch
 from conftest import read_jsonl
 
 import bgbot
-from bgbot.bearoff import BearoffDB
-from bgbot.cli import main
-from bgbot.cube import CONTACT_X, InvalidCubeError, match_cube_decision, money_cube_decision
-from bgbot.engine import DEFAULT_CHECKPOINT, Engine, InvalidScoreError, check_cube_args
-from bgbot.errors import CheckpointError, ConfigError, InvalidDiceError, InvalidIdError
-from bgbot.evaluate import NetEvaluator, equity
-from bgbot.matchstate import MatchState
-from bgbot.met import load_met
-from bgbot.movegen import legal_moves
-from bgbot.net import ModelSpec, ValueNet, save_checkpoint
-from bgbot.notation import format_xgid
-from bgbot.position import Position
-from bgbot.search import lookahead_probs
+from bgbot.cli.main import main
+from bgbot.engine.api import DEFAULT_CHECKPOINT, Engine, check_cube_args
+from bgbot.engine.cube import CONTACT_X, match_cube_decision, money_cube_decision
+from bgbot.engine.met import load_met
+from bgbot.engine.search import lookahead_probs
+from bgbot.errors import (
+    CheckpointError,
+    ConfigError,
+    InvalidCubeError,
+    InvalidDiceError,
+    InvalidIdError,
+    InvalidScoreError,
+)
+from bgbot.eval.bearoff import BearoffDB
+from bgbot.eval.evaluate import NetEvaluator, equity
+from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+from bgbot.formats.ids import format_xgid
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
 
 ROOT = Path(__file__).resolve().parents[1]
 START = "4HPwATDgc/ABMA"
@@ -294,7 +301,7 @@ def test_cli_missing_checkpoint_is_one_line(capsys: pytest.CaptureFixture[str], 
 
 
 def test_errors_are_the_documented_types() -> None:
-    from bgbot.notation import parse_position_and_state
+    from bgbot.formats.parse import parse_position_and_state
 
     with pytest.raises(InvalidIdError):
         parse_position_and_state("nonsense")

@@ -1,4 +1,4 @@
-"""Random play: invariants at every step of thousands of games, and the game runner itself."""
+"""Random play: invariants at every step of thousands of games, and the one turn loop played cubeless."""
 
 from __future__ import annotations
 
@@ -6,18 +6,12 @@ import numpy as np
 import pytest
 
 from bgbot.errors import ConfigError, IllegalMoveError, InvalidPositionError
-from bgbot.game import (
-    Dice,
-    GameResult,
-    Player,
-    RandomPlayer,
-    game_points,
-    opening_roll,
-    play_game,
-    referee_move,
-)
-from bgbot.movegen import successors, successors_batch
-from bgbot.position import Position
+from bgbot.play.bots import Bot, RandomBot
+from bgbot.play.table import GameResult, Rules, check_move, play_game
+from bgbot.rules.dice import Dice, opening_roll
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors, successors_batch
+from bgbot.rules.position import Position, game_points
 
 N_GAMES = 2000
 TURN_LIMIT = 3000  # random games last a few hundred turns at most; this only guards against a hang
@@ -157,26 +151,28 @@ def test_opening_roll_draws_one_die_each_and_counts_the_ties() -> None:
 # ---------------------------------------------------------------------------
 
 
+def _cubeless(p0: Bot, p1: Bot, seed: int, *, start: Position | None = None, **rules: object) -> GameResult:
+    return play_game((p0, p1), np.random.default_rng(seed), Rules(cube=False, **rules), start=start)  # type: ignore[arg-type]
+
+
 def _game(seed: int, p0_seed: int = 1, p1_seed: int = 2, **kw: object) -> GameResult:
-    return play_game(
-        RandomPlayer(p0_seed), RandomPlayer(p1_seed), np.random.default_rng(seed), record=True, **kw
-    )
+    return _cubeless(RandomBot(p0_seed), RandomBot(p1_seed), seed, **kw)  # type: ignore[arg-type]
 
 
-def test_random_player_is_a_player_and_plays_legal_moves() -> None:
-    player = RandomPlayer(0)
-    assert isinstance(player, Player)
+def test_random_bot_is_a_bot_and_plays_legal_moves() -> None:
+    player = RandomBot(0)
+    assert isinstance(player, Bot)
     pos = Position.start()
     legal = successors(pos, (6, 5))
-    assert {player.move(pos, (6, 5)) for _ in range(200)} == set(legal)
+    assert {player.move(pos, (6, 5), MatchState()) for _ in range(200)} == set(legal)
 
 
 def test_same_seed_same_game_and_other_seeds_other_games() -> None:
     a, b = _game(11), _game(11)
-    assert a == b
-    assert len(a.record) == a.turns
-    others = {_game(s).record for s in range(12, 17)}
-    assert a.record not in others and len(others) == 5
+    assert a.actions == b.actions and a.points == b.points and a.winner == b.winner
+    assert len(a.moves) == a.turns
+    others = {_game(s).moves for s in range(12, 17)}
+    assert a.moves not in others and len(others) == 5
 
 
 def test_dice_come_only_from_the_game_generator() -> None:
@@ -185,26 +181,26 @@ def test_dice_come_only_from_the_game_generator() -> None:
     opening = (a.first_player, a.opening_dice, a.opening_ties)
     assert opening == (b.first_player, b.opening_dice, b.opening_ties)
     n = min(a.turns, b.turns)
-    assert [t.dice for t in a.record[:n]] == [t.dice for t in b.record[:n]]
-    assert [t.result for t in a.record[:n]] != [t.result for t in b.record[:n]]
+    assert [t.dice for t in a.moves[:n]] == [t.dice for t in b.moves[:n]]
+    assert [t.result for t in a.moves[:n]] != [t.result for t in b.moves[:n]]
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_game_record_is_a_consistent_chain(seed: int) -> None:
     g = _game(seed)
-    assert g.finished and g.winner in (0, 1)
-    first = g.record[0]
+    assert g.how == "played" and g.winner in (0, 1)
+    first = g.moves[0]
     d1, d2 = g.opening_dice
     assert d1 > d2 and first.dice == g.opening_dice and first.player == g.first_player
     assert first.position == Position.start()
     # the opening move plays both dice: the mover's pips drop by exactly d1 + d2
     assert first.result.pips()[1] == 167 - (d1 + d2)
-    for prev, turn in zip(g.record, g.record[1:], strict=False):
+    for prev, turn in zip(g.moves, g.moves[1:], strict=False):
         assert turn.position == prev.result
         assert turn.player == 1 - prev.player
         legal = successors(turn.position, turn.dice)
         assert turn.result in legal if legal else turn.result == turn.position.swap()
-    last = g.record[-1]
+    last = g.moves[-1]
     assert last.player == g.winner and last.result == g.final
     assert g.final.off()[1] == 15
     assert g.kind == -g.final.result()
@@ -214,10 +210,8 @@ def test_game_record_is_a_consistent_chain(seed: int) -> None:
 def test_results_cover_singles_gammons_and_backgammons_and_the_two_point_backgammon_option() -> None:
     kinds = set()
     for seed in range(60):
-        std = play_game(RandomPlayer(seed), RandomPlayer(seed + 1000), np.random.default_rng(seed))
-        two = play_game(
-            RandomPlayer(seed), RandomPlayer(seed + 1000), np.random.default_rng(seed), backgammon_counts=2
-        )
+        std = _cubeless(RandomBot(seed), RandomBot(seed + 1000), seed)
+        two = _cubeless(RandomBot(seed), RandomBot(seed + 1000), seed, backgammon_counts=2)
         assert two.kind == std.kind and two.winner == std.winner
         assert std.points == std.kind
         assert two.points == min(std.kind, 2)
@@ -227,15 +221,15 @@ def test_results_cover_singles_gammons_and_backgammons_and_the_two_point_backgam
 
 def test_max_turns_stops_an_unfinished_game() -> None:
     g = _game(1, max_turns=3)
-    assert not g.finished and g.winner is None and g.points == 0 and g.turns == 3
-    assert g.final == g.record[-1].result
+    assert g.how == "unfinished" and g.winner is None and g.points == 0 and g.turns == 3
+    assert g.final == g.moves[-1].result and len(g.moves) == 3
 
 
 def test_play_game_from_a_given_start_position() -> None:
     # a race where each side needs one roll: whoever starts bears off and wins a single game
     start = Position.from_points({1: 2}, {1: 2})
     for seed in range(10):
-        g = play_game(RandomPlayer(0), RandomPlayer(1), np.random.default_rng(seed), start=start)
+        g = _cubeless(RandomBot(0), RandomBot(1), seed, start=start)
         # the loser has borne off 13 checkers already: a single game
         assert (g.winner, g.turns, g.kind, g.points) == (g.first_player, 1, 1, 1)
 
@@ -245,14 +239,15 @@ def test_play_game_from_a_given_start_position() -> None:
 # ---------------------------------------------------------------------------
 
 
-class _Returns:
-    """A player that answers with a fixed function of what it is shown, and remembers it."""
+class _Returns(RandomBot):
+    """A bot that answers with a fixed function of what it is shown, and remembers it."""
 
     def __init__(self, answer: object) -> None:
+        super().__init__(0, name="cheat")
         self.answer = answer
         self.seen: list[tuple[Position, Dice]] = []
 
-    def move(self, pos: Position, dice: Dice) -> Position:
+    def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
         self.seen.append((pos, dice))
         return self.answer(pos) if callable(self.answer) else self.answer  # type: ignore[return-value]
 
@@ -266,12 +261,12 @@ class _Returns:
         ("24/18 13/11", "not a Position"),
     ],
 )
-def test_an_illegal_answer_is_caught_naming_position_and_dice(answer: object, phrase: str) -> None:
+def test_an_illegal_answer_forfeits_naming_position_and_dice(answer: object, phrase: str) -> None:
     cheat = _Returns(answer)
-    with pytest.raises(IllegalMoveError) as err:
-        play_game(cheat, cheat, np.random.default_rng(0))
+    g = play_game((cheat, cheat), np.random.default_rng(0), Rules(cube=False))
     pos, dice = cheat.seen[-1]
-    message = str(err.value)
+    assert g.how == "forfeit" and g.fault is not None
+    message = g.fault.message
     assert phrase in message
     assert repr(dice) in message
     assert repr(pos.gnubg_id()) in message
@@ -279,21 +274,27 @@ def test_an_illegal_answer_is_caught_naming_position_and_dice(answer: object, ph
     first, _, _ = opening_roll(np.random.default_rng(0))
     assert pos == Position.start() and len(cheat.seen) == 1
     assert f"player {first}" in message
+    assert g.fault.player == first and g.winner == 1 - first and g.points == 3  # cube 1 x backgammon
 
 
 def test_a_result_from_the_wrong_side_gets_a_hint() -> None:
     pos = Position.start()
+    legal = successors_batch(pos.array()[None, :], (3, 1))[0]
     wrong_view = successors(pos, (3, 1))[0].swap()
     with pytest.raises(IllegalMoveError, match="opponent's view"):
-        referee_move(_Returns(wrong_view), pos, (3, 1))
+        check_move(pos, (3, 1), wrong_view, legal, "player 0")
+    assert check_move(pos, (3, 1), wrong_view.swap(), legal, "player 0") == wrong_view.swap()
 
 
-def test_the_referee_passes_without_asking_when_nothing_can_be_played() -> None:
-    # two checkers on the bar against a closed board: 6-6 cannot enter
+def test_the_loop_passes_without_asking_when_nothing_can_be_played() -> None:
+    # two checkers on the bar against a closed board: the side on the bar cannot enter on any 6
     pos = Position.from_points({25: 2, 6: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2})
     asked = _Returns(None)
-    assert referee_move(asked, pos, (6, 6)) == pos.swap()
-    assert asked.seen == []
+    seed = next(s for s in range(200) if 6 in opening_roll(np.random.default_rng(s))[1])
+    first, _, _ = opening_roll(np.random.default_rng(seed))
+    bots = (asked, RandomBot(1)) if first == 0 else (RandomBot(1), asked)
+    g = play_game(bots, np.random.default_rng(seed), Rules(cube=False, max_turns=1), start=pos)
+    assert g.moves[0].result == pos.swap() and asked.seen == []
 
 
 # ---------------------------------------------------------------------------
@@ -320,12 +321,11 @@ def test_game_points(kind: int, cube: int, kw: dict[str, object], points: int) -
 
 
 def test_bad_options_are_config_errors_quoting_the_value() -> None:
-    rng = np.random.default_rng(0)
     with pytest.raises(ConfigError, match="4"):
-        play_game(RandomPlayer(0), RandomPlayer(1), rng, backgammon_counts=4)
+        _game(0, backgammon_counts=4)
     with pytest.raises(ConfigError, match="0"):
-        play_game(RandomPlayer(0), RandomPlayer(1), rng, max_turns=0)
+        _game(0, max_turns=0)
     with pytest.raises(InvalidPositionError, match="5"):
         game_points(5)
     with pytest.raises(InvalidPositionError):
-        play_game(RandomPlayer(0), RandomPlayer(1), rng, start=Position.from_points({}, {1: 2}))
+        _game(0, start=Position.from_points({}, {1: 2}))

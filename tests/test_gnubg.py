@@ -18,12 +18,12 @@ import pytest
 import torch
 from conftest import read_jsonl
 
-from bgbot.bots.gnubg import GnubgBot, find_gnubg
 from bgbot.errors import EngineError
-from bgbot.matchstate import MatchState
-from bgbot.net import ModelSpec, ValueNet, save_checkpoint
-from bgbot.notation import parse_gnubg_position_id
-from bgbot.pit import PitConfig, PitReport, run_pit
+from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+from bgbot.play.bots.gnubg import GnubgBot, find_gnubg
+from bgbot.play.pit import PitConfig, PitReport, run_pit
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.position import parse_gnubg_position_id
 
 pytestmark = pytest.mark.gnubg
 REPO = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bgbot.errors import BgbotError
-from bgbot.met import DEFAULT_MET, SHIPPED_METS, MatchEquityTable, MetError, load_met
+from bgbot.engine.met import DEFAULT_MET, SHIPPED_METS, MatchEquityTable, load_met
+from bgbot.errors import BgbotError, MetError
 
 DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 MET_DIR = DATA / "met"
@@ -189,8 +189,8 @@ def test_missing_file_or_unknown_name() -> None:
 
 def test_met_and_cube_import_without_torch_or_movegen() -> None:
     code = (
-        "import sys, bgbot.met, bgbot.cube; "
-        "bad = [m for m in ('torch', 'numba', 'bgbot.movegen', 'bgbot.net', 'bgbot.evaluate') "
+        "import sys, bgbot.engine.met, bgbot.engine.cube; "
+        "bad = [m for m in ('torch', 'numba', 'bgbot.rules.movegen', 'bgbot.eval.nets', 'bgbot.eval.evaluate') "
         "if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

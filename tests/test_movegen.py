@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from bgbot.errors import InvalidDiceError
-from bgbot.movegen import Move, legal_moves, parse_dice, successors, successors_batch
-from bgbot.notation import gnubg_position_id, parse_gnubg_position_id
-from bgbot.position import Position
+from bgbot.rules.dice import parse_dice
+from bgbot.rules.movegen import successors, successors_batch
+from bgbot.rules.moves import Move, legal_moves
+from bgbot.rules.position import Position, gnubg_position_id, parse_gnubg_position_id
 
 DATA = Path(__file__).resolve().parent / "data"  # reference data kept in the repository (data/README.md)
 ORACLE = DATA / "movegen" / "oracle.jsonl"

@@ -19,19 +19,20 @@ import pytest
 import torch
 from conftest import read_jsonl
 
-from bgbot.bots import BaseBot, BgbotBot, PubevalBot, RandomBot, make_bot, parse_bot_spec
-from bgbot.bots.fibsline import PipeEngineBot, engine_board, move_from_text
-from bgbot.cli import main
-from bgbot.cubegame import Rules, play_cube_game, play_match
+from bgbot.cli.main import main
 from bgbot.errors import BgbotError, ConfigError, EngineError, IllegalMoveError, InvalidMoveError
-from bgbot.external import answer, read_board, serve_external
-from bgbot.game import opening_roll
-from bgbot.matchstate import MatchState
-from bgbot.movegen import legal_moves, successors
-from bgbot.net import ModelSpec, ValueNet, save_checkpoint
-from bgbot.notation import parse_gnubg_position_id
-from bgbot.pit import PitConfig, run_pit
-from bgbot.position import Position
+from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+from bgbot.play.bots import BaseBot, BgbotBot, PubevalBot, RandomBot, make_bot, parse_bot_spec
+from bgbot.play.bots.fibsline import PipeEngineBot, engine_board, move_from_text
+from bgbot.play.external import answer, read_board, serve_external
+from bgbot.play.match import play_match
+from bgbot.play.pit import PitConfig, run_pit
+from bgbot.play.table import Rules, play_game
+from bgbot.rules.dice import opening_roll
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position, parse_gnubg_position_id
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -179,8 +180,8 @@ def _dice_by_turn(res: object) -> list[tuple[int, int]]:
 def test_duplicate_dice_give_each_seat_the_same_rolls() -> None:
     a, b = PubevalBot(), RandomBot(1)
     for seed in range(6):
-        g1 = play_cube_game((a, b), np.random.default_rng(seed), Rules(cube=False))
-        g2 = play_cube_game((b, a), np.random.default_rng(seed), Rules(cube=False))
+        g1 = play_game((a, b), np.random.default_rng(seed), Rules(cube=False))
+        g2 = play_game((b, a), np.random.default_rng(seed), Rules(cube=False))
         assert (g1.first_player, g1.opening_dice) == (g2.first_player, g2.opening_dice)
         d1, d2 = _dice_by_turn(g1), _dice_by_turn(g2)
         n = min(len(d1), len(d2))
@@ -190,8 +191,8 @@ def test_duplicate_dice_give_each_seat_the_same_rolls() -> None:
 def test_dice_do_not_depend_on_cube_decisions() -> None:
     calm = (RandomBot(1), RandomBot(2))
     wild = (RandomBot(1, double=0.5, take=1.0), RandomBot(2, double=0.5, take=1.0))
-    g1 = play_cube_game(calm, np.random.default_rng(9), Rules())
-    g2 = play_cube_game(wild, np.random.default_rng(9), Rules())
+    g1 = play_game(calm, np.random.default_rng(9), Rules())
+    g2 = play_game(wild, np.random.default_rng(9), Rules())
     d1, d2 = _dice_by_turn(g1), _dice_by_turn(g2)
     n = min(len(d1), len(d2))
     assert g2.doubles != (0, 0) and n > 10 and d1[:n] == d2[:n]
@@ -201,7 +202,7 @@ def test_cube_actions_are_counted_and_scored() -> None:
     bots = (RandomBot(3, double=0.3, take=0.6), RandomBot(4, double=0.3, take=0.6))
     drops = takes = 0
     for seed in range(30):
-        g = play_cube_game(bots, np.random.default_rng(seed), Rules())
+        g = play_game(bots, np.random.default_rng(seed), Rules())
         assert sum(g.doubles) == sum(g.takes) + sum(g.drops)
         assert g.cube == 2 ** sum(g.takes)
         if g.how == "dropped":
@@ -226,12 +227,12 @@ def test_jacoby_counts_gammons_single_until_a_double_is_taken() -> None:
     never = (RandomBot(1), RandomBot(2))  # random bots win many gammons and never double
     kinds = set()
     for seed in range(20):
-        g = play_cube_game(never, np.random.default_rng(seed), Rules(jacoby=True))
+        g = play_game(never, np.random.default_rng(seed), Rules(jacoby=True))
         kinds.add(g.kind)
         assert g.points == 1
     assert kinds & {2, 3}
     bots = (RandomBot(1, double=1.0), RandomBot(2, double=1.0))
-    g = next(g for s in range(40) if (g := play_cube_game(bots, np.random.default_rng(s), Rules(jacoby=True))).kind > 1)
+    g = next(g for s in range(40) if (g := play_game(bots, np.random.default_rng(s), Rules(jacoby=True))).kind > 1)
     assert g.points == g.kind * g.cube and g.cube > 1
 
 
@@ -240,9 +241,9 @@ def test_automatic_doubles_follow_the_opening_ties() -> None:
     ties = opening_roll(np.random.default_rng(seed))[2]
     bots = (RandomBot(1), RandomBot(2))
     for limit, cube in ((0, 1), (1, 2), (6, 2**ties)):
-        g = play_cube_game(bots, np.random.default_rng(seed), Rules(auto_doubles=limit))
+        g = play_game(bots, np.random.default_rng(seed), Rules(auto_doubles=limit))
         assert g.opening_ties == ties and g.cube == cube and g.cube_owner == -1
-    assert play_cube_game(bots, np.random.default_rng(seed), Rules(cube=False, auto_doubles=3)).cube == 1
+    assert play_game(bots, np.random.default_rng(seed), Rules(cube=False, auto_doubles=3)).cube == 1
 
 
 def test_a_match_has_one_crawford_game_without_cube_and_ends_at_the_length() -> None:
@@ -283,7 +284,7 @@ class _Cheat(BaseBot):
 @pytest.mark.parametrize(("how", "phrase"), [("illegal", "not one of the"), ("raise", "engine exploded")])
 def test_a_fault_forfeits_the_game_with_position_dice_and_message(how: str, phrase: str) -> None:
     cheat = _Cheat(5, how)
-    g = play_cube_game((cheat, PubevalBot()), np.random.default_rng(2), Rules())
+    g = play_game((cheat, PubevalBot()), np.random.default_rng(2), Rules())
     assert g.how == "forfeit" and g.winner == 1 and g.points == 3 * g.cube
     f = g.fault
     assert f is not None and f.player == 0 and f.asked == "move" and phrase in f.message
@@ -352,8 +353,8 @@ def test_cli_pit_writes_json_and_mat_records(tmp_path: Path, capsys: pytest.Capt
 _ENGINE = textwrap.dedent(
     """
     import os, sys
-    from bgbot.bots import PubevalBot
-    from bgbot.external import answer
+    from bgbot.play.bots import PubevalBot
+    from bgbot.play.external import answer
 
     mode, after = sys.argv[1], int(sys.argv[2])
     bot = PubevalBot()

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import torch
 
-from bgbot.bots.local import BgbotBot
-from bgbot.engine import Engine
-from bgbot.evaluate import NetEvaluator
-from bgbot.game import opening_roll
-from bgbot.movegen import legal_moves
-from bgbot.net import ModelSpec, ValueNet, save_checkpoint
-from bgbot.notation import parse_xgid
-from bgbot.play import play_terminal
-from bgbot.position import Position
+from bgbot.engine.api import Engine
+from bgbot.eval.evaluate import NetEvaluator
+from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+from bgbot.formats.ids import parse_xgid
+from bgbot.play.bots.local import BgbotBot
+from bgbot.play.terminal import play_terminal
+from bgbot.rules.dice import opening_roll
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,9 +147,9 @@ def test_cli_play_is_driven_by_stdin(tmp_path: Path) -> None:
 
 
 def test_ambiguous_text_is_explained_and_asked_again(bot: BgbotBot) -> None:
-    from bgbot.matchstate import MatchState
-    from bgbot.notation import parse_move
-    from bgbot.play import HumanBot
+    from bgbot.play.terminal import HumanBot
+    from bgbot.rules.matchstate import MatchState
+    from bgbot.rules.moves import parse_move
 
     # blots on the human's 11- and 7-points: 13/5 with 62 hits one of them either way
     pos = Position.from_points({24: 2, 13: 5, 8: 3, 6: 5}, {18: 1, 14: 1, 13: 5, 8: 3, 6: 5})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bgbot.errors import InvalidPositionError
-from bgbot.position import Position
+from bgbot.rules.position import Position
 
 
 def test_start_is_symmetric_with_167_pips() -> None:

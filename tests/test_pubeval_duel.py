@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from conftest import read_jsonl
 
-from bgbot import pubeval
-from bgbot.duel import duel, random_chooser
-from bgbot.movegen import successors_batch
-from bgbot.position import Position
+from bgbot.eval import pubeval
+from bgbot.play.duel import duel, random_chooser
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.position import Position
 
 
 def test_pubeval_matches_reference_choices() -> None:

@@ -14,16 +14,8 @@ import pytest
 import torch
 from conftest import read_jsonl
 
-from bgbot.bearoff import BearoffDB
-from bgbot.errors import ConfigError, InvalidDiceError, InvalidPositionError
-from bgbot.evaluate import NetEvaluator, equity, flip_probs
-from bgbot.movegen import legal_moves, successors_batch
-from bgbot.net import ModelSpec, ValueNet
-from bgbot.position import Position
-from bgbot.search import (
+from bgbot.engine.search import (
     DEFAULT_FILTERS,
-    ROLL_WEIGHTS,
-    ROLLS,
     BearoffEvaluator,
     MoveFilter,
     analyze,
@@ -31,6 +23,14 @@ from bgbot.search import (
     rank_successors,
     search_chooser,
 )
+from bgbot.errors import ConfigError, InvalidDiceError, InvalidPositionError
+from bgbot.eval.bearoff import BearoffDB
+from bgbot.eval.evaluate import NetEvaluator, equity, flip_probs
+from bgbot.eval.nets import ModelSpec, ValueNet
+from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
 
 KEEP_ALL = (MoveFilter(1000, 100.0),)
 
@@ -232,7 +232,7 @@ def test_search_is_deterministic(ev: NetEvaluator) -> None:
 def test_each_level_is_one_move_generation_and_one_evaluator_call(
     ev: NetEvaluator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bgbot.search as search
+    import bgbot.engine.search as search
 
     calls = {"gen": 0, "eval": [], "gen_rows": []}
 
@@ -255,7 +255,7 @@ def test_each_level_is_one_move_generation_and_one_evaluator_call(
 
 
 def test_big_batches_are_chunked_with_the_same_result(ev: NetEvaluator, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bgbot.search as search
+    import bgbot.engine.search as search
 
     boards = np.stack([Position.from_id(r["position"]).array() for r in read_jsonl("benchmark/checker.jsonl")[:7]])
     whole = lookahead_probs(ev, boards, 2)

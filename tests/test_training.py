@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from bgbot.duel import duel, greedy_chooser, random_chooser
-from bgbot.encoding import encode
 from bgbot.errors import CheckpointError
-from bgbot.evaluate import NetEvaluator, flip_probs
-from bgbot.net import load_net, read_checkpoint, save_checkpoint
-from bgbot.position import Position
+from bgbot.eval.encoding import encode
+from bgbot.eval.evaluate import NetEvaluator, flip_probs
+from bgbot.eval.nets import load_net, read_checkpoint, save_checkpoint
+from bgbot.play.duel import duel, greedy_chooser, random_chooser
+from bgbot.rules.position import Position
 from training.config import TrainConfig
 from training.selfplay import Trainer, lambda_returns
 
@@ -159,7 +159,7 @@ def test_cli_train_bad_config_exits_2(tmp_path: Path) -> None:
 def test_cli_yardstick_writes_a_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from bgbot.cli import main
+    from bgbot.cli.main import main
 
     trainer = Trainer(SMALL, tmp_path)
     ckpt = trainer.save(tmp_path / "c.pt")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bgbot.encoding import DEFAULT_VERSION
 from bgbot.errors import ConfigError
+from bgbot.eval.encoding import DEFAULT_VERSION
 
 
 @dataclass(frozen=True)

@@ -46,15 +46,15 @@ import torch
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from bgbot import pubeval
 from bgbot.config import config_to_dict
-from bgbot.duel import duel, greedy_chooser
-from bgbot.encoding import encode
 from bgbot.errors import CheckpointError
-from bgbot.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
-from bgbot.movegen import successors_batch
-from bgbot.net import ModelSpec, ValueNet, net_from_checkpoint, read_checkpoint, save_checkpoint
-from bgbot.position import Position
+from bgbot.eval import pubeval
+from bgbot.eval.encoding import encode
+from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
+from bgbot.eval.nets import ModelSpec, ValueNet, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgbot.play.duel import duel, greedy_chooser
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.position import Position
 from training.config import TrainConfig
 
 MINIBATCH = 256

@@ -15,7 +15,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from bgbot.net import net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgbot.eval.nets import net_from_checkpoint, read_checkpoint, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,481 @@
+"""The ``bgbot`` command line.  Every subcommand imports what it needs lazily.
+
+User mistakes (bad IDs, dice, configs, checkpoints ...) print one line on
+stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bgbot.errors import BgbotError, ConfigError
+
+if TYPE_CHECKING:
+    from bgbot.engine.api import Engine
+
+DEFAULT_RUN_DIR = "runs/default"
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from bgbot.config import load_config, parse_overrides
+    from training.config import TrainConfig
+    from training.selfplay import run
+
+    if args.resume:
+        run(TrainConfig(), args.out, resume=args.resume, until=args.games, progress=not args.quiet,
+            overrides=parse_overrides(args.set))
+    else:
+        cfg = load_config(TrainConfig, args.config, args.set)
+        run(cfg, args.out, until=args.games, progress=not args.quiet)
+    return 0
+
+
+def _cmd_yardstick(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot.engine.api import default_checkpoint
+    from bgbot.eval import pubeval
+    from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.nets import read_checkpoint
+    from bgbot.play.duel import duel, greedy_chooser, random_chooser
+
+    if args.games < 2 or args.games % 2:
+        raise ConfigError(f"--games must be an even number >= 2 (pairs of duplicate games), got {args.games!r}")
+    path = args.checkpoint or default_checkpoint()
+    data = read_checkpoint(path)
+    opponent = {"pubeval": lambda: pubeval.choose, "random": lambda: random_chooser(args.seed + 1)}
+    if args.opponent not in opponent:
+        raise ConfigError(f"--opponent must be pubeval or random, got {args.opponent!r}")
+    res = duel(greedy_chooser(NetEvaluator.from_checkpoint(path)), opponent[args.opponent](),
+               args.games // 2, seed=args.seed, progress=True)
+    record = {"checkpoint": str(path), "games_trained": data.get("games_trained"), "ply": 1,
+              "opponent": args.opponent, "seed": args.seed, **res.as_dict()}
+    print(f"bgbot 1-ply vs {args.opponent}: {res}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+def _cmd_build_bearoff(args: argparse.Namespace) -> int:
+    from bgbot.eval.bearoff import build_bearoff
+
+    print(build_bearoff(args.path, progress=True))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from bgbot.formats.board import render_board
+    from bgbot.formats.parse import parse_position_and_state
+
+    pos, state = parse_position_and_state(args.position)
+    print(render_board(pos, state))
+    return 0
+
+
+def _cmd_moves(args: argparse.Namespace) -> int:
+    from bgbot.formats.parse import parse_position
+    from bgbot.rules.dice import parse_dice
+    from bgbot.rules.moves import legal_moves
+
+    pos = parse_position(args.position)
+    dice = parse_dice(args.dice)
+    moves = legal_moves(pos, dice)
+    if len(moves) == 1 and not moves[0].steps:
+        print(f"no legal move for {dice[0]}{dice[1]}")
+        return 0
+    for i, m in enumerate(moves, 1):
+        print(f"{i:3d}. {m.text:<24} -> {m.result.gnubg_id()}")
+    return 0
+
+
+def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
+    s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
+    s.add_argument("--ply", default="1", help=f"{what} at 1, 2 or 3 ply (XG numbering; default 1)")
+    s.add_argument(
+        "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else checkpoints/bgbot-default.pt)"
+    )
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _load_engine(args: argparse.Namespace) -> Engine:
+    import torch
+
+    from bgbot.engine.api import Engine
+
+    # one decision is many small network calls: a second thread mostly waits (badly when the
+    # other core is busy, e.g. with training), so the CLI keeps torch on one thread
+    torch.set_num_threads(1)
+    return Engine.load(args.checkpoint)
+
+
+def _cmd_move(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot.engine.api import position_ids
+    from bgbot.engine.search import check_ply
+    from bgbot.errors import InvalidDiceError
+    from bgbot.formats.parse import parse_position_and_state
+    from bgbot.rules.dice import parse_dice
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    if args.dice is not None:
+        dice = parse_dice(args.dice)
+    elif state is not None and state.dice is not None:
+        dice = state.dice
+    else:
+        raise InvalidDiceError(f"no dice given for {args.position!r}: add DICE like 31, or an XGID with dice")
+    engine = _load_engine(args)
+    analysis = engine.best_move(pos, dice, ply)
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), **analysis.to_dict()}, indent=2))
+        return 0
+    print(position_ids(pos, state, dice=dice, doubled=False))
+    print(f"Dice {dice[0]}{dice[1]}, {ply}-ply, {len(analysis)} legal moves; {engine.describe()}")
+    print("Equities are cubeless money equities of the side to move; probabilities from its view.")
+    print(analysis.table())
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import json
+
+    from bgbot.engine.api import position_ids, probs_dict
+    from bgbot.engine.search import check_ply
+    from bgbot.eval.evaluate import equity
+    from bgbot.formats.parse import parse_position_and_state
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    engine = _load_engine(args)
+    probs = engine.evaluate(pos, ply)
+    eq = float(equity(probs))
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
+                          "probs": probs_dict(probs), "equity": eq}, indent=2))
+        return 0
+    w, wg, wbg, lg, lbg = (float(v) for v in probs)
+    print(position_ids(pos, state))
+    print(f"{ply}-ply evaluation of the side on roll, before its roll; {engine.describe()}")
+    print("   win    w-g   w-bg   lose    l-g   l-bg   cubeless equity")
+    print(f" {w:5.3f}  {wg:5.3f}  {wbg:5.3f}  {1 - w:5.3f}  {lg:5.3f}  {lbg:5.3f}   {eq:+.3f}")
+    return 0
+
+
+def _cmd_cube(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from bgbot.engine.api import check_cube_args, describe_action, position_ids, probs_dict
+    from bgbot.engine.search import check_ply
+    from bgbot.eval.evaluate import equity
+    from bgbot.formats.parse import parse_position_and_state
+
+    pos, state = parse_position_and_state(args.position)
+    ply = check_ply(args.ply)
+    # the position's own cube and score (XGID, Match ID, FIBS board), overridden by options
+    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
+    if state is not None:
+        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
+        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
+        crawford, jacoby = state.crawford, state.jacoby and state.is_money
+    if args.match is not None and args.score is None:
+        score = (0, 0)  # a new match length makes the position's score meaningless
+    cube, owner, match, score, crawford, jacoby = check_cube_args(
+        cube if args.cube is None else args.cube,
+        owner if args.owner is None else args.owner,
+        match if args.match is None else args.match,
+        score if args.score is None else args.score,
+        crawford or args.crawford,
+        jacoby or args.jacoby,
+    )
+    engine = _load_engine(args)
+    probs = engine.evaluate(pos, ply)
+    x = engine.cube_efficiency(pos)
+    d = engine.cube_action(pos, cube=cube, owner=owner, match=match, score=score, crawford=crawford,
+                           jacoby=jacoby, ply=ply, x=x, probs=probs)
+    if args.json:
+        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
+                          "cube": {"value": cube, "owner": owner}, "match": match, "score": list(score),
+                          "crawford": crawford, "jacoby": jacoby, "x": x, "probs": probs_dict(probs),
+                          "cubeless_equity": float(equity(probs)), "decision_text": describe_action(d, owner),
+                          **dataclasses.asdict(d)}, indent=2))
+        return 0
+    print(position_ids(pos, state))
+    where = "money game" + (", Jacoby rule" if jacoby else "") if match == 0 else (
+        f"{match}-point match, score {score[0]}-{score[1]} (side on roll {match - score[0]}-away, "
+        f"opponent {match - score[1]}-away)" + (", Crawford game" if crawford else ""))
+    owned = {"center": "centred", "me": "owned by the side on roll", "opp": "owned by the opponent"}[owner]
+    print(f"{where}; cube {cube} {owned}; {ply}-ply; {engine.describe()}")
+    w, wg, wbg, lg, lbg = (float(v) for v in probs)
+    print(f"cubeless: win {w:.3f} (gammon {wg:.3f}, backgammon {wbg:.3f}), lose {1 - w:.3f} "
+          f"(gammon {lg:.3f}, backgammon {lbg:.3f}); equity {float(equity(probs)):+.3f}")
+    print(f"cube efficiency x = {x:.3f}")
+    print("cubeful equities (side on roll, in units of the cube value):")
+    rows = [("No double", d.equity_no_double), ("Double, take", d.equity_double_take),
+            ("Double, pass", d.equity_double_pass)]
+    for name, eq in rows:
+        if eq is not None:
+            diff = "" if eq == d.equity_optimal else f"  ({eq - d.equity_optimal:+.3f})"
+            print(f"  {name:<13} {eq:+.3f}{diff}")
+    print(f"proper cube action: {describe_action(d, owner)}")
+    if d.take_point is not None:
+        print(f"opponent's take point: {100 * d.take_point:.1f}% cubeless wins")
+    return 0
+
+
+def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser("move", help="rank the legal moves of a roll (best move)")
+    _engine_args(s, "search")
+    s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
+    s.set_defaults(func=_cmd_move)
+
+    s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")
+    _engine_args(s, "evaluate")
+    s.add_argument("--cube", help="cube value (default 1, or the position's)")
+    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
+    s.add_argument("--match", help="match length (0 = money game)")
+    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
+    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.set_defaults(func=_cmd_cube)
+
+    s = sub.add_parser("eval", help="cubeless probabilities of the side on roll")
+    _engine_args(s, "evaluate")
+    s.set_defaults(func=_cmd_eval)
+
+
+def _cmd_pit(args: argparse.Namespace) -> int:
+    import json
+    import os
+    from pathlib import Path
+
+    from bgbot.play.bots import parse_bot_spec
+    from bgbot.play.pit import PitConfig, run_pit
+
+    spec_a, spec_b = parse_bot_spec(args.a), parse_bot_spec(args.b)
+    cfg = PitConfig(
+        games=args.games, match_length=args.match, cube=args.cube, jacoby=args.jacoby,
+        auto_doubles=args.auto_doubles, seed=args.seed, workers=args.workers, save_games=args.save_games,
+    )
+    print(
+        f"pit: A = {args.a}, B = {args.b}; {cfg.mode()}; {2 * cfg.pairs} "
+        f"{'matches' if cfg.match_length else 'games'} in {cfg.pairs} duplicate pairs; seed {cfg.seed}; "
+        f"{cfg.workers} worker{'s' if cfg.workers > 1 else ''}",
+        file=sys.stderr,
+    )
+    report = run_pit(spec_a, spec_b, cfg, progress=not args.quiet)
+    print(report.format())
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        os.replace(tmp, out)
+        print(f"results written to {out}", file=sys.stderr)
+    if report.stopped and report.stopped.startswith("interrupted"):
+        return 130
+    return 1 if report.stopped else 0
+
+
+def _bot_from_args(args: argparse.Namespace) -> str:
+    if args.bot:
+        return str(args.bot)
+    opts = [f"ply={args.ply}"] + ([f"checkpoint={args.checkpoint}"] if args.checkpoint else [])
+    return "bgbot:" + ",".join(opts)
+
+
+def _cmd_serve_external(args: argparse.Namespace) -> int:
+    from bgbot.play.bots import make_bot, parse_bot_spec
+    from bgbot.play.external import serve_external, serve_stdio
+
+    spec = parse_bot_spec(_bot_from_args(args))
+    if spec.kind == "bgbot":
+        import torch
+
+        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+    bot = make_bot(spec, jacoby=args.jacoby)
+    try:
+        if args.stdio:
+            serve_stdio(bot, jacoby=args.jacoby)
+        else:
+            serve_external(bot, args.port, host=args.host, once=args.once, jacoby=args.jacoby, log=sys.stderr)
+    finally:
+        bot.close()
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    import torch
+
+    from bgbot.play.bots.local import BgbotBot
+    from bgbot.play.terminal import play_terminal
+
+    torch.set_num_threads(1)
+    bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
+    play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby)
+    return 0
+
+
+def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "pit", help="duel two bots with duplicate dice (bgbot, gnubg, bgsage, pubeval, random, engines)",
+        description="Bots: bgbot[:checkpoint=PATH,ply=N,cube_ply=N,bearoff=0], gnubg[:ply=N,cube_ply=N,path=P], "
+        "bgsage[:ply=N,cube_ply=N,cubeful=0|1] (pip install bgsage), "
+        "pubeval, random[:seed=S,double=P,take=P], cmd:COMMAND (external-player protocol on stdin/stdout), "
+        "tcp:HOST:PORT.  Results are from A's point of view.",
+    )
+    s.add_argument("a", help="bot A, e.g. bgbot:ply=2")
+    s.add_argument("b", help="bot B, e.g. gnubg:ply=0")
+    s.add_argument("--games", type=int, default=100, help="games (or matches with --match); default 100")
+    s.add_argument("--match", type=int, default=0, metavar="N", help="play matches to N points (default: money)")
+    s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True,
+                   help="play with the doubling cube (default) or without (--no-cube)")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.add_argument("--auto-doubles", type=int, default=0, metavar="N",
+                   help="automatic doubles on opening ties, at most N per game (money; default off)")
+    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    s.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    s.add_argument("--out", metavar="FILE", help="write the report as JSON")
+    s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_pit)
+
+    s = sub.add_parser(
+        "serve-external", help="be an external player for gnubg (set player 1 external localhost:PORT)"
+    )
+    s.add_argument("--port", type=int, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
+    s.add_argument("--host", default="localhost", help="address to listen on (default localhost)")
+    s.add_argument("--bot", metavar="SPEC", help="the bot answering (default bgbot with --ply/--checkpoint)")
+    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
+    s.add_argument("--jacoby", action="store_true", help="money games use the Jacoby rule")
+    s.add_argument("--once", action="store_true", help="stop after the first connection closes")
+    s.add_argument("--stdio", action="store_true", help="speak the protocol on stdin/stdout instead of TCP")
+    s.set_defaults(func=_cmd_serve_external)
+
+    s = sub.add_parser("play", help="play against bgbot in the terminal")
+    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--match", type=int, default=0, metavar="N", help="a match to N points (default: money games)")
+    s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
+    s.add_argument("--seed", type=int, help="dice seed (default: random)")
+    s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.set_defaults(func=_cmd_play)
+
+
+def _cmd_chouette(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+
+    from bgbot.errors import ConfigError
+    from bgbot.play.bots import Bot, make_bot, parse_bot_spec
+    from bgbot.play.chouette import MIN_PLAYERS, play_chouette
+    from bgbot.play.table import Rules
+
+    if len(args.specs) < MIN_PLAYERS:
+        raise ConfigError(
+            f"a chouette needs at least {MIN_PLAYERS} players, got {len(args.specs)}: {' '.join(args.specs)!r}"
+        )
+    if args.games < 1:
+        raise ConfigError(f"--games must be a positive integer, got {args.games!r}")
+    specs = [parse_bot_spec(text) for text in args.specs]
+    texts = [s.text for s in specs]
+    # equal specs get their seat number, so that the table tells them apart
+    names = [t if texts.count(t) == 1 else f"{t}#{seat + 1}" for seat, t in enumerate(texts)]
+    if any(s.kind == "bgbot" for s in specs):
+        import torch
+
+        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+    bots: list[Bot] = []
+    try:
+        for seat, spec in enumerate(specs):
+            bots.append(make_bot(spec, jacoby=args.jacoby, seed=args.seed + seat, name=names[seat]))
+        result = play_chouette(bots, args.games, np.random.default_rng(args.seed), Rules(jacoby=args.jacoby))
+    finally:
+        for bot in bots:
+            bot.close()
+    if args.json:
+        print(json.dumps({"seed": args.seed, "jacoby": args.jacoby, "specs": texts, **result.to_dict()}, indent=2))
+    else:
+        print(result.format())
+    return 0
+
+
+def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "chouette", help="a chouette of 3+ bots: one in the box against a team with a captain",
+        description="Bots as for 'bgbot pit'.  The team's checker play is decided by majority (ties: the "
+        "captain's proposal), it doubles only when unanimous, and each member answers the box's doubles alone.",
+    )
+    s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
+    s.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
+    s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
+    s.set_defaults(func=_cmd_chouette)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``bgbot`` command."""
+    p = argparse.ArgumentParser(prog="bgbot", description="backgammon engine and self-play trainer")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("show", help="print the board, pip counts and IDs of a position")
+    s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
+    s.set_defaults(func=_cmd_show)
+
+    s = sub.add_parser("moves", help="list every legal move of a roll")
+    s.add_argument("position")
+    s.add_argument("dice", help="e.g. 31 or 3-1")
+    s.set_defaults(func=_cmd_moves)
+
+    s = sub.add_parser("train", help="train a network by self-play TD(lambda)")
+    s.add_argument("--config", default="configs/full.toml", help="TOML preset (default configs/full.toml)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key (repeatable)")
+    s.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
+    s.add_argument("--games", type=int, help="stop at this many games trained (default: the config's games)")
+    s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_train)
+
+    s = sub.add_parser("build-bearoff", help="(re)build the one-sided bear-off database")
+    s.add_argument("path", nargs="?", help="where to write it (default: the file bgbot loads)")
+    s.set_defaults(func=_cmd_build_bearoff)
+
+    _add_engine_commands(sub)
+    _add_pit_commands(sub)
+    _add_chouette_command(sub)
+
+    s = sub.add_parser("yardstick", help="cubeless duplicate-dice duel of a network (1-ply) against pubeval")
+    s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
+    s.add_argument("--games", type=int, default=10_000, help="games, an even number (default 10000)")
+    s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", help="also write the result as JSON here")
+    s.set_defaults(func=_cmd_yardstick)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``bgbot`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BgbotError as exc:
+        print(f"bgbot: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bgbot: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -1,0 +1,416 @@
+"""The engine API: load a trained network once, then ask for evaluations, moves and cube actions.
+
+>>> engine = Engine.load()                                  # doctest: +SKIP
+>>> engine.best_move("4HPwATDgc/ABMA", "31").best.move      # doctest: +SKIP
+'8/5 6/5'
+>>> engine.cube_action("XGID=...", ply=2).action            # doctest: +SKIP
+'no_double'
+
+Every position is seen from **the side on roll** (gnubg's Position ID is
+written that way already); it may be given as a :class:`~bgbot.position.Position`
+or as text (gnubg Position ID, ``PositionID:MatchID``, XGID or FIBS board).
+Plies use the XG convention (1-ply = the network alone; see
+:mod:`bgbot.search`).  Exact races (both sides home) are answered by the
+one-sided bear-off database instead of the network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from bgbot.engine.cube import (
+    BEAROFF_X,
+    OWNERS,
+    CubeDecision,
+    Owner,
+    cube_efficiency,
+    match_cube_decision,
+    money_cube_decision,
+)
+from bgbot.engine.search import (
+    DEFAULT_FILTERS,
+    Analysis,
+    BearoffEvaluator,
+    MoveFilter,
+    analyze,
+    check_ply,
+    lookahead_probs,
+    search_chooser,
+)
+from bgbot.errors import CheckpointError, InvalidCubeError, InvalidPositionError, InvalidScoreError
+from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity
+from bgbot.rules.position import Position
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from bgbot.engine.met import MatchEquityTable
+    from bgbot.eval.bearoff import BearoffDB
+    from bgbot.eval.nets import ValueNet
+    from bgbot.play.duel import Chooser
+    from bgbot.rules.matchstate import MatchState
+
+__all__ = [
+    "CHECKPOINT_ENV",
+    "DEFAULT_CHECKPOINT",
+    "Engine",
+    "InvalidScoreError",
+    "check_cube_args",
+    "default_checkpoint",
+    "describe_action",
+    "parse_cube_value",
+    "parse_match",
+    "parse_owner",
+    "parse_score",
+    "position_ids",
+    "probs_dict",
+]
+
+CHECKPOINT_ENV = "BGBOT_CHECKPOINT"
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "bgbot-default.pt"
+
+
+def default_checkpoint() -> Path:
+    """The network :meth:`Engine.load` uses without a path: ``$BGBOT_CHECKPOINT``, else the shipped model."""
+    env = os.environ.get(CHECKPOINT_ENV)
+    return Path(env).expanduser() if env else DEFAULT_CHECKPOINT
+
+
+def _as_position(pos: Position | str) -> Position:
+    if isinstance(pos, Position):
+        return pos
+    if isinstance(pos, str):
+        from bgbot.formats.parse import parse_position
+
+        return parse_position(pos)
+    raise InvalidPositionError(f"expected a Position or a position ID text, got {pos!r}")
+
+
+# ---------------------------------------------------------------------------
+# parsing of the cube and score arguments (API and CLI share them)
+# ---------------------------------------------------------------------------
+
+
+def parse_cube_value(value: object) -> int:
+    """A cube value: a power of two from 1 to 64, as an int or text (``InvalidCubeError`` otherwise)."""
+    v: object = value
+    if isinstance(value, str) and value.strip().isdigit():
+        v = int(value.strip())
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64 or v & (v - 1):
+        raise InvalidCubeError(f"the cube value must be a power of two from 1 to 64, got {value!r}")
+    return v
+
+
+def parse_owner(value: object) -> Owner:
+    """Cube owner seen from the side on roll: ``'center'`` (or ``'centre'``), ``'me'`` or ``'opp'``."""
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text == "centre":
+        text = "center"
+    if text not in OWNERS:
+        raise InvalidCubeError(f"the cube owner must be one of me, opp, center, got {value!r}")
+    return cast("Owner", text)
+
+
+def parse_score(value: object) -> tuple[int, int]:
+    """A score ``(side on roll, opponent)`` in points won so far: a pair of ints or text like ``'2-4'``."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d{1,5})\s*[-:,/ ]\s*(\d{1,5})\s*", value)
+        if not m:
+            raise InvalidScoreError(f"a score is two numbers like '2-4' (side on roll first), got {value!r}")
+        return int(m.group(1)), int(m.group(2))
+    try:
+        a, b = value  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise InvalidScoreError(f"a score is two integers (side on roll, opponent), got {value!r}") from None
+    if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 0 for s in (a, b)):
+        raise InvalidScoreError(f"a score is two integers >= 0 (side on roll, opponent), got {value!r}")
+    return int(a), int(b)
+
+
+def parse_match(value: object) -> int:
+    """A match length in points (0 = money game), as an int or text (``InvalidScoreError`` otherwise)."""
+    v: object = value
+    if isinstance(value, str) and value.strip().isdigit():
+        v = int(value.strip())
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise InvalidScoreError(f"the match length is a whole number of points (0 = money game), got {value!r}")
+    return v
+
+
+def check_cube_args(
+    cube: object = 1,
+    owner: object = "center",
+    match: object = 0,
+    score: object = (0, 0),
+    crawford: object = False,
+    jacoby: object = False,
+    *,
+    max_match: int = 25,
+) -> tuple[int, Owner, int, tuple[int, int], bool, bool]:
+    """Validate a cube situation; returns ``(cube, owner, match, score, crawford, jacoby)`` normalised.
+
+    Arguments as :meth:`Engine.cube_action` (owner and score seen from the
+    side on roll).  Raises :class:`~bgbot.cube.InvalidCubeError` for a cube
+    that cannot be (an owned cube at 1, a centred cube above 1 in a match, a
+    turned cube in the Crawford game) and :class:`InvalidScoreError` for a
+    score that does not fit the match.
+    """
+    value = parse_cube_value(cube)
+    own = parse_owner(owner)
+    length = parse_match(match)
+    me, opp = parse_score(score)
+    if not isinstance(crawford, bool) or not isinstance(jacoby, bool):
+        raise InvalidScoreError(f"crawford and jacoby are True or False, got {crawford!r} and {jacoby!r}")
+    if own != "center" and value == 1:
+        raise InvalidCubeError(f"an owned cube has been turned, so it is at least 2: owner {own!r}, cube 1")
+    if length == 0:
+        if (me, opp) != (0, 0):
+            raise InvalidScoreError(f"a money game has no score, got {score!r} (give a match length)")
+        if crawford:
+            raise InvalidScoreError("the Crawford rule belongs to matches, not to a money game (match 0)")
+        return value, own, 0, (0, 0), False, jacoby
+    if jacoby:
+        raise InvalidScoreError("the Jacoby rule applies to money games only, not to a match")
+    if length > max_match:
+        raise InvalidScoreError(f"match length {length!r} is beyond the {max_match}-point match equity table")
+    if not (me < length and opp < length):
+        raise InvalidScoreError(
+            f"score {me}-{opp} is impossible in a {length}-point match (both must be below {length})"
+        )
+    if own == "center" and value != 1:
+        raise InvalidCubeError(f"a centred cube in a match is always 1, got cube {value!r} owned by nobody")
+    if crawford:
+        if (me == length - 1) == (opp == length - 1):
+            raise InvalidScoreError(
+                f"the Crawford game needs exactly one side 1-away, got {me}-{opp} in a {length}-point match"
+            )
+        if value != 1:
+            raise InvalidCubeError(f"the cube is out of play in the Crawford game, got cube {value!r}")
+    return value, own, length, (me, opp), crawford, False
+
+
+def describe_action(decision: CubeDecision, owner: str) -> str:
+    """gnubg's wording of a decision, e.g. ``'Double, take'`` or ``'No redouble, take'``."""
+    if not decision.can_double:
+        return "No double" + (f" ({decision.note})" if decision.note else "")
+    verb = "Redouble" if owner == "me" else "Double"
+    low = verb.lower()
+    return {
+        "no_double": f"No {low}, take",
+        "double_take": f"{verb}, take",
+        "double_pass": f"{verb}, pass",
+        "too_good_take": f"Too good to {low}, take",
+        "too_good_pass": f"Too good to {low}, pass",
+    }[decision.action]
+
+
+# ---------------------------------------------------------------------------
+# the engine
+# ---------------------------------------------------------------------------
+
+
+class Engine:
+    """A trained evaluator plus search: evaluations, best moves and cube actions.
+
+    Build one with :meth:`load` (a checkpoint file) or :meth:`from_net`; the
+    constructor takes any :class:`~bgbot.evaluate.Evaluator`.  With
+    ``bearoff=True`` (the default) positions where both sides are home are
+    answered exactly by the bear-off database (built on first use if
+    missing); a :class:`~bgbot.bearoff.BearoffDB` may be passed instead.
+    ``filters`` are the move filters of deeper plies; ``met`` the match
+    equity table for match cube decisions (a :class:`~bgbot.met.MatchEquityTable`
+    or the name of a shipped one).
+    """
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        *,
+        bearoff: bool | BearoffDB = True,
+        filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
+        met: MatchEquityTable | str | None = None,
+        checkpoint: Path | None = None,
+        games_trained: int | None = None,
+    ) -> None:
+        self.base = evaluator
+        if bearoff is False:
+            self.evaluator: Evaluator = evaluator
+        elif bearoff is True:
+            self.evaluator = BearoffEvaluator(evaluator)
+        else:
+            self.evaluator = BearoffEvaluator(evaluator, bearoff)
+        self.filters = tuple(filters)
+        self._met = met
+        self.checkpoint = checkpoint
+        self.games_trained = games_trained
+
+    # ---- construction -------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Engine:
+        """Load the network of a checkpoint file (default: :func:`default_checkpoint`).
+
+        Keyword arguments go to the constructor.  A missing or unreadable
+        file raises :class:`~bgbot.errors.CheckpointError` saying how to get
+        one.
+        """
+        from bgbot.eval.nets import net_from_checkpoint, read_checkpoint
+
+        target = Path(path).expanduser() if path is not None else default_checkpoint()
+        if not target.is_file():
+            where = (
+                "given"
+                if path is not None
+                else (f"from ${CHECKPOINT_ENV}" if os.environ.get(CHECKPOINT_ENV) else "shipped model")
+            )
+            raise CheckpointError(
+                f"no checkpoint at {str(target)!r} ({where}): train one with `bgbot train` "
+                f"(it writes runs/default/checkpoint.pt) and pass it with --checkpoint or ${CHECKPOINT_ENV}, "
+                f"or put a trained network at {str(DEFAULT_CHECKPOINT)!r}"
+            )
+        data = read_checkpoint(target)
+        net = net_from_checkpoint(data, target)
+        games = data.get("games_trained")
+        return cls(
+            NetEvaluator(net),
+            checkpoint=target,
+            games_trained=int(games) if isinstance(games, int | float) else None,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_net(cls, net: ValueNet, **kwargs: Any) -> Engine:
+        """An engine on an in-memory :class:`~bgbot.net.ValueNet` (keyword arguments: the constructor's)."""
+        return cls(NetEvaluator(net), **kwargs)
+
+    @property
+    def met(self) -> MatchEquityTable:
+        """The match equity table for match cube decisions (default: the shipped Kazaross XG2 table)."""
+        from bgbot.engine.met import DEFAULT_MET, load_met
+
+        if self._met is None or isinstance(self._met, str):
+            self._met = load_met(self._met or DEFAULT_MET)
+        return self._met
+
+    def describe(self) -> str:
+        """One line naming the network: its checkpoint file and games trained."""
+        if self.checkpoint is None:
+            return "bgbot (in-memory evaluator)"
+        games = f", {self.games_trained:,} games trained" if self.games_trained is not None else ""
+        return f"bgbot network {self.checkpoint}{games}"
+
+    # ---- queries ------------------------------------------------------
+    def evaluate(self, pos: Position | str, ply: int = 1) -> NDArray[np.float64]:
+        """Cubeless probabilities ``[win, wg, wbg, lg, lbg]`` of the side on roll, before it rolls.
+
+        ``ply=1`` is the network (or the bear-off database); ``ply=n`` averages
+        the best move of each of the 21 rolls looked at ``n - 1`` plies deep
+        (the probabilities a cube decision at ``n`` ply uses).
+        """
+        p = _as_position(pos)
+        n = check_ply(ply)
+        return lookahead_probs(self.evaluator, p.array()[None, :], n - 1)[0]
+
+    def equity(self, pos: Position | str, ply: int = 1) -> float:
+        """Cubeless money equity of the side on roll, before it rolls (see :meth:`evaluate`)."""
+        return float(equity(self.evaluate(pos, ply)))
+
+    def best_move(self, pos: Position | str, dice: object, ply: int = 1) -> Analysis:
+        """Every legal play of ``dice`` ranked at ``ply`` (1, 2 or 3); ``.best`` is the choice.
+
+        ``pos`` is seen from the side on roll; ``dice`` like ``(3, 1)`` or
+        ``"31"``.  Each candidate carries its move text, the resulting
+        position (opponent's view), probabilities and equity from the mover's
+        view, the ply used and the difference to the best (see
+        :class:`~bgbot.search.Analysis`).
+        """
+        return analyze(self.evaluator, _as_position(pos), dice, ply, self.filters)
+
+    def cube_action(
+        self,
+        pos: Position | str,
+        *,
+        cube: int = 1,
+        owner: str = "center",
+        match: int = 0,
+        score: tuple[int, int] | str = (0, 0),
+        crawford: bool = False,
+        jacoby: bool = False,
+        ply: int = 1,
+        x: float | None = None,
+        probs: Sequence[float] | None = None,
+    ) -> CubeDecision:
+        """The cube decision of the side on roll, before it rolls.
+
+        ``cube``/``owner``: the cube's value and owner seen from the side on
+        roll (``'center'``, ``'me'``, ``'opp'``).  ``match``: the match length
+        (0 = money game); ``score``: points won so far as ``(side on roll,
+        opponent)`` or text ``'2-4'``; ``crawford``: this is the Crawford game.
+        ``jacoby`` applies to money games only.  The cubeless probabilities
+        come from :meth:`evaluate` at ``ply``; ``x`` is the cube efficiency
+        (default: gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in
+        other races).  ``probs`` skips the evaluation: cubeless
+        probabilities of the side on roll to decide from (for example from
+        :meth:`evaluate`, already computed).  Equities are normalised to the
+        cube value (see :class:`~bgbot.cube.CubeDecision`).
+        """
+        p = _as_position(pos)
+        if p.is_game_over():
+            raise InvalidPositionError(f"the game is over in {p.gnubg_id()!r}: there is no cube decision")
+        value, own, length, (me, opp), crawford, jacoby = check_cube_args(
+            cube, owner, match, score, crawford, jacoby, max_match=self.met.length
+        )
+        if probs is None:
+            probs = self.evaluate(p, ply)
+        else:
+            check_ply(ply)
+        xv = self.cube_efficiency(p) if x is None else x
+        if length == 0:
+            return money_cube_decision(
+                probs,
+                cube_value=value,
+                owner=own,
+                x=xv,
+                jacoby=jacoby,
+            )
+        return match_cube_decision(
+            probs,
+            met=self.met,
+            match_length=length,
+            away_me=length - me,
+            away_opp=length - opp,
+            cube_value=value,
+            owner=own,
+            crawford=crawford,
+            x=xv,
+        )
+
+    def cube_efficiency(self, pos: Position) -> float:
+        """gnubg's cube efficiency for ``pos``: 0.68 with contact, 0.6 in bear-offs, pip-based in races."""
+        if pos.has_contact():
+            return cube_efficiency(contact=True)
+        b = pos.array()
+        both_home = not (b[7:] > 0).any() and not (b[:19] < 0).any()
+        return BEAROFF_X if both_home else cube_efficiency(contact=False, pips_on_roll=pos.pips()[0])
+
+    def chooser(self, ply: int = 1) -> Chooser:
+        """A :mod:`bgbot.duel` chooser playing this engine's best move at ``ply``, batched over games."""
+        return search_chooser(self.evaluator, ply, self.filters)
+
+
+def position_ids(pos: Position, state: MatchState | None = None, **fields: object) -> str:
+    """``Position ID: ...   XGID=...`` for a position (side on roll's view) and its optional state."""
+    from bgbot.formats.ids import format_xgid
+
+    return f"Position ID: {pos.gnubg_id()}   {format_xgid(pos, state, **fields)}"
+
+
+def probs_dict(probs: Sequence[float] | NDArray[np.floating]) -> dict[str, float]:
+    """Five probabilities as a dict by name (JSON output)."""
+    names = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+    return {k: float(v) for k, v in zip(names, probs, strict=True)}

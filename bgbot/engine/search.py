@@ -1,0 +1,457 @@
+"""Checker-play search: 1-, 2- and 3-ply expectimax with move filters, all batched.
+
+Plies follow the XG convention (gnubg's numbering is one lower):
+
+* **1-ply**: the evaluator on every candidate position after our move.
+* **2-ply**: for every candidate, the average over the opponent's 21 rolls
+  (doubles weigh 1/36, the others 2/36) of the opponent's best reply, the
+  reply being the one that maximises the opponent's own 1-ply equity; the
+  candidate gets that reply's evaluation seen from us.
+* **3-ply**: the same one level deeper: for every opponent roll the opponent
+  picks its reply by 1-ply (as gnubg does inside its search) and we take that
+  reply's 2-ply value.
+
+A position can also be looked at *before* its roll: :func:`lookahead_probs` at
+depth 0 is the evaluator, at depth ``d`` the average over the side on roll's
+21 rolls of its best move (chosen by 1-ply) valued at depth ``d - 1``.  The
+cube decision "at n ply" uses depth ``n - 1`` of the position itself, and an
+n-ply checker play values each candidate at depth ``n - 1``.
+
+Move filters (:class:`MoveFilter`) keep the cost of deeper plies down, as
+gnubg's do: after the candidates are evaluated at ply ``k`` only the best
+``keep`` within ``margin`` (cubeless equity) of the best go on to ply ``k + 1``;
+the others stay in the analysis with their lower-ply figures, ranked below.
+
+Every level of the search generates the moves of a whole batch in one
+:func:`~bgbot.movegen.successors_batch` call and evaluates them in one
+evaluator call: for 2-ply, all replies of all kept candidates times 21 rolls
+go through the network together.
+
+Finished games are scored exactly at every depth (a game that is over is
+never expanded), and :class:`BearoffEvaluator` replaces the network by the
+exact one-sided bear-off database in races where both sides are home.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bgbot.errors import ConfigError, InvalidPositionError
+from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
+from bgbot.formats.ids import format_xgid
+from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from bgbot.eval.bearoff import BearoffDB
+    from bgbot.play.duel import Chooser
+
+__all__ = [
+    "DEFAULT_FILTERS",
+    "MAX_EXPAND",
+    "MAX_PLY",
+    "Analysis",
+    "BearoffEvaluator",
+    "Candidate",
+    "MoveFilter",
+    "analyze",
+    "check_ply",
+    "lookahead_probs",
+    "rank_successors",
+    "search_chooser",
+]
+
+MAX_PLY = 3
+# (position, roll) pairs expanded by one move generation + evaluator call in lookahead_probs:
+# ~20 replies each, so 8k pairs are ~160k positions (about 130 MB of network inputs).
+MAX_EXPAND = 8192
+
+# The 21 distinct rolls, gnubg's order, and their probabilities (a non-double can come two ways).
+_ROLLS_ARR = np.array(ROLLS, dtype=np.int64)
+NO_MOVE = "cannot move"
+_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+@dataclass(frozen=True)
+class MoveFilter:
+    """Keep at most ``keep`` candidates whose equity is within ``margin`` of the best (best always kept)."""
+
+    keep: int
+    margin: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:
+            raise ConfigError(f"a move filter keeps at least 1 candidate, got keep={self.keep!r}")
+        if (
+            isinstance(self.margin, bool)
+            or not isinstance(self.margin, int | float)
+            or not math.isfinite(self.margin)
+            or self.margin < 0
+        ):
+            raise ConfigError(f"a move filter margin is a finite equity >= 0, got margin={self.margin!r}")
+
+
+# gnubg's defaults keep up to 8 moves within 0.16 from its 0-ply (our 1-ply); its deeper filter
+# keeps 2 within 0.04.  The second filter here (before 3-ply) is a little wider because our
+# 2-ply figures come from a weaker network than gnubg's.
+DEFAULT_FILTERS: tuple[MoveFilter, ...] = (MoveFilter(8, 0.16), MoveFilter(3, 0.06))
+
+
+def check_ply(ply: object) -> int:
+    """``ply`` as an int from 1 to :data:`MAX_PLY` (``ConfigError`` otherwise; text like ``"2"`` is read)."""
+    value: object = ply
+    if isinstance(ply, str) and ply.strip().isdigit():
+        value = int(ply.strip())
+    elif isinstance(ply, np.integer):
+        value = int(ply)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PLY:
+        raise ConfigError(f"ply must be 1, 2 or 3 (XG numbering: 1-ply = the network alone), got {ply!r}")
+    return value
+
+
+def _check_filters(filters: Sequence[MoveFilter]) -> tuple[MoveFilter, ...]:
+    out = tuple(filters)
+    if not out or not all(isinstance(f, MoveFilter) for f in out):
+        raise ConfigError(f"filters must be a non-empty sequence of MoveFilter, got {filters!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# exact races
+# ---------------------------------------------------------------------------
+
+
+class BearoffEvaluator:
+    """An :class:`~bgbot.evaluate.Evaluator` that answers bear-off positions from the database.
+
+    Rows where both sides have every checker home (no contact, nobody on the
+    bar) and the database holds both sides get the database's exact
+    probabilities; finished games get their exact result; every other row
+    goes to ``base``.  All from each row's side on roll, before its roll.
+
+    The database is fetched with :func:`bgbot.bearoff.get_bearoff_db` the
+    first time a batch holds a bear-off position (``path`` as there; it is
+    built on first use if the file is missing), unless ``db`` is given.
+    """
+
+    def __init__(self, base: Evaluator, db: BearoffDB | None = None, *, path: str | Path | None = None) -> None:
+        self.base = base
+        self._db = db
+        self._path = path
+
+    @property
+    def db(self) -> BearoffDB:
+        """The bear-off database (loaded, or built, on first access)."""
+        if self._db is None:
+            from bgbot.eval.bearoff import get_bearoff_db
+
+            self._db = get_bearoff_db(self._path)
+        return self._db
+
+    def __call__(self, boards: NDArray[np.int8]) -> NDArray[np.float32]:
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        n = boards.shape[0]
+        if n == 0:
+            return np.zeros((0, 5), dtype=np.float32)
+        # cheap test before touching the database: nobody outside its own home board or on a bar
+        home = ~(boards[:, 7:] > 0).any(axis=1) & ~(boards[:, :19] < 0).any(axis=1)
+        if not home.any():
+            return np.asarray(self.base(boards), dtype=np.float32)
+        done, exact = terminal_probs(boards)
+        bear = home & ~done
+        if bear.any():
+            bear &= self.db.is_bearoff(boards)
+        out = np.empty((n, 5), dtype=np.float32)
+        rest = ~bear & ~done
+        if rest.any():
+            out[rest] = self.base(boards[rest])
+        if bear.any():
+            out[bear] = self.db.evaluate(boards[bear])
+        out[done] = exact[done]
+        return out
+
+
+# ---------------------------------------------------------------------------
+# the search core
+# ---------------------------------------------------------------------------
+
+
+def lookahead_probs(evaluator: Evaluator, boards: NDArray[np.int8], depth: int) -> NDArray[np.float64]:
+    """``(N, 5)`` probabilities of ``(N, 26)`` positions looked at ``depth`` rolls ahead.
+
+    Each board is from the view of its side on roll, **before** it rolls, and
+    so is each output row.  Depth 0 is ``evaluator``.  Depth ``d`` averages,
+    over the 21 rolls, the side on roll's best move for that roll (the one
+    with the best 1-ply equity for the mover) valued at depth ``d - 1``.
+    Finished games are exact and never expanded.  One move generation and
+    one evaluator call per depth level for the whole batch, as long as it
+    expands at most :data:`MAX_EXPAND` (position, roll) pairs; bigger
+    batches go in chunks of that size.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    if depth <= 0:
+        return np.asarray(evaluator(boards), dtype=np.float64)
+    done, exact = terminal_probs(boards)
+    out = exact.astype(np.float64)
+    live = np.flatnonzero(~done)
+    if live.size == 0:
+        return out
+    nr = len(ROLLS)
+    chunk = max(1, MAX_EXPAND // nr)
+    if live.size > chunk:
+        # a big batch (many games at 3-ply) would need gigabytes of encoded replies at once
+        for k in range(0, live.size, chunk):
+            rows = live[k : k + chunk]
+            out[rows] = lookahead_probs(evaluator, boards[rows], depth)
+        return out
+    rep = np.repeat(boards[live], nr, axis=0)  # (L*21, 26): row k*21 + r is board k with roll r
+    dice = np.tile(_ROLLS_ARR, (live.size, 1))
+    succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
+    v = np.asarray(evaluator(succ), dtype=np.float64)  # (M, 5) the opponent's view
+    best = segment_argmax(-equity(v), parent, rep.shape[0])  # the mover maximises its own equity
+    chosen = v[best] if depth == 1 else lookahead_probs(evaluator, succ[best], depth - 1)
+    mover = flip_probs(chosen).reshape(live.size, nr, 5)
+    out[live] = np.einsum("lrk,r->lk", mover, ROLL_WEIGHTS)
+    return out
+
+
+def _filter_rows(
+    eq: NDArray[np.float64], parent: NDArray[np.int64], alive: NDArray[np.bool_], f: MoveFilter
+) -> NDArray[np.int64]:
+    """Indices of the rows among ``alive`` that pass ``f`` within their parent (ties: earlier row first)."""
+    idx = np.flatnonzero(alive)
+    if idx.size == 0:
+        return idx
+    e, p = eq[idx], parent[idx]
+    order = np.lexsort((-e, p))  # stable: equal equities keep their order
+    idx, e, p = idx[order], e[order], p[order]
+    pos = np.arange(idx.size)
+    first = np.ones(idx.size, dtype=bool)
+    first[1:] = p[1:] != p[:-1]
+    group_start = np.maximum.accumulate(np.where(first, pos, 0))
+    keep = (pos - group_start < f.keep) & (e >= e[group_start] - f.margin)
+    return np.sort(idx[keep])
+
+
+def rank_successors(
+    evaluator: Evaluator,
+    succ: NDArray[np.int8],
+    parent: NDArray[np.int64],
+    ply: int,
+    filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
+    *,
+    skip_forced: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Evaluate candidate moves of a batch of positions at ``ply``, with move filters.
+
+    ``succ``/``parent`` as :func:`~bgbot.movegen.successors_batch` returns
+    them (candidates from the opponent's view, rows of one parent
+    contiguous).  Returns ``(probs, plies)``: ``probs`` ``(M, 5)`` **from the
+    mover's view** (the side that chose the move) and the ply each row was
+    evaluated at.  After evaluating at ply ``k`` (``k < ply``) the filter
+    ``filters[k - 1]`` (the last one for deeper plies) picks, per parent, the
+    rows that go on to ply ``k + 1``.  With ``skip_forced`` a parent with a
+    single candidate is not searched deeper (a chooser needs no figure).
+    """
+    ply = check_ply(ply)
+    filt = _check_filters(filters)
+    succ = np.ascontiguousarray(succ, dtype=np.int8)
+    parent = np.asarray(parent, dtype=np.int64)
+    probs = flip_probs(np.asarray(evaluator(succ), dtype=np.float64))
+    plies = np.ones(succ.shape[0], dtype=np.int64)
+    if skip_forced and succ.shape[0]:
+        counts = np.bincount(parent)
+        searchable = counts[parent] > 1
+    else:
+        searchable = np.ones(succ.shape[0], dtype=bool)
+    for k in range(1, ply):
+        f = filt[min(k - 1, len(filt) - 1)]
+        kept = _filter_rows(equity(probs), parent, (plies == k) & searchable, f)
+        if kept.size == 0:
+            break
+        probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k))
+        plies[kept] = k + 1
+    return probs, plies
+
+
+def search_chooser(evaluator: Evaluator, ply: int = 2, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> Chooser:
+    """A :mod:`bgbot.duel` chooser that plays the best move at ``ply`` for a whole batch of games at once."""
+    ply = check_ply(ply)
+    filt = _check_filters(filters)
+
+    def choose(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.int64]:
+        probs, plies = rank_successors(evaluator, succ, parent, ply, filt, skip_forced=True)
+        # deeper figures outrank shallower ones: equities lie in [-3, 3]
+        return segment_argmax(equity(probs) + 10.0 * plies, parent, len(before))
+
+    return choose
+
+
+# ---------------------------------------------------------------------------
+# one position: the ranked analysis
+# ---------------------------------------------------------------------------
+
+
+class _MoveTexts:
+    """The steps of every result of one roll, found by :func:`~bgbot.movegen.legal_moves` on first use.
+
+    Searching needs only the resulting positions; the notation costs more
+    than a 1-ply decision, so it is worked out only when someone reads it.
+    """
+
+    def __init__(self, pos: Position, dice: tuple[int, int]) -> None:
+        self.pos = pos
+        self.dice = dice
+        self._steps: dict[Position, tuple[tuple[int, int, bool], ...]] | None = None
+
+    def steps(self, result: Position) -> tuple[tuple[int, int, bool], ...]:
+        if self._steps is None:
+            self._steps = {m.result: m.steps for m in legal_moves(self.pos, self.dice)}
+        return self._steps[result]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One legal play and its evaluation.
+
+    ``result`` is the position after the move **from the opponent's view**
+    (opponent on roll); ``probs`` are ``[win, wg, wbg, lg, lbg]`` **from the
+    mover's view**, ``equity`` their cubeless money equity, ``ply`` the ply
+    they were computed at and ``diff`` the equity minus the best candidate's.
+    ``move`` (standard notation, ``"cannot move"`` for the empty play) and
+    ``steps`` (``(from, to, hit)`` in the mover's numbering) are worked out
+    on first access.
+    """
+
+    result: Position
+    probs: tuple[float, float, float, float, float]
+    equity: float
+    ply: int
+    diff: float
+    _texts: _MoveTexts = field(repr=False, compare=False)
+
+    @cached_property
+    def steps(self) -> tuple[tuple[int, int, bool], ...]:
+        """The checker steps of this play, ``(from, to, hit)``, 25 = bar, 0 = off (mover's numbering)."""
+        return self._texts.steps(self.result)
+
+    @cached_property
+    def move(self) -> str:
+        """The play in standard notation (``24/18 13/11``), or ``"cannot move"``."""
+        from bgbot.rules.moves import format_move
+
+        return format_move(self.steps) if self.steps else NO_MOVE
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (probabilities by name, result as a gnubg Position ID)."""
+        return {
+            "move": self.move,
+            "result": self.result.gnubg_id(),
+            "equity": self.equity,
+            "diff": self.diff,
+            "ply": self.ply,
+            "probs": dict(zip(_NAMES, self.probs, strict=True)),
+        }
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every legal play of ``dice`` in ``position`` (side on roll's view), best first.
+
+    Candidates evaluated at a deeper ply rank above those the filters left
+    at a shallower one; within a ply the higher equity comes first (ties keep
+    the move generator's order).  ``ply`` is the ply asked for.
+    """
+
+    position: Position
+    dice: tuple[int, int]
+    ply: int
+    candidates: tuple[Candidate, ...]
+    filters: tuple[MoveFilter, ...] = field(default=DEFAULT_FILTERS, repr=False)
+
+    @property
+    def best(self) -> Candidate:
+        """The top-ranked candidate."""
+        return self.candidates[0]
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the position's IDs, dice, ply and the ranked moves."""
+        return {
+            "position": self.position.gnubg_id(),
+            "xgid": format_xgid(self.position, dice=self.dice),
+            "dice": list(self.dice),
+            "ply": self.ply,
+            "moves": [{"rank": i, **c.to_dict()} for i, c in enumerate(self.candidates, 1)],
+        }
+
+    def table(self, limit: int | None = None) -> str:
+        """The ranked moves as a text table (probabilities from the mover's view), like gnubg's hint."""
+        rows = self.candidates if limit is None else self.candidates[:limit]
+        width = max([len("move"), *(len(c.move) for c in rows)])
+        head = f"{'#':>3}  {'move':<{width}}  ply   equity     diff    win    w-g   w-bg   lose    l-g   l-bg"
+        lines = [head]
+        for i, c in enumerate(rows, 1):
+            w, wg, wbg, lg, lbg = c.probs
+            diff = "" if i == 1 else f"{c.diff:+.3f}"
+            lines.append(
+                f"{i:>3}  {c.move:<{width}}  {c.ply:>3}  {c.equity:+7.3f}  {diff:>7}  "
+                f"{w:5.3f}  {wg:5.3f}  {wbg:5.3f}  {1.0 - w:5.3f}  {lg:5.3f}  {lbg:5.3f}"
+            )
+        return "\n".join(lines)
+
+
+def analyze(
+    evaluator: Evaluator,
+    pos: Position,
+    dice: object,
+    ply: int = 1,
+    filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
+) -> Analysis:
+    """Rank every legal play of ``dice`` in ``pos`` (side on roll's view) at ``ply``.
+
+    Returns an :class:`Analysis` whose candidates hold the move text, the
+    result (opponent's view), the probabilities and equity from the mover's
+    view, the ply used and the difference to the best.  When no play is
+    legal there is one candidate, ``"cannot move"``.  Raises
+    :class:`~bgbot.errors.InvalidDiceError` for bad dice,
+    :class:`~bgbot.errors.ConfigError` for a bad ply and
+    :class:`~bgbot.errors.InvalidPositionError` when the game is already over.
+    """
+    d = parse_dice(dice)
+    ply = check_ply(ply)
+    filt = _check_filters(filters)
+    if pos.is_game_over():
+        raise InvalidPositionError(f"the game is over in {pos.gnubg_id()!r}: there is no move to choose")
+    succ, _ = successors_batch(pos.array()[None, :], d)  # (K, 26) opponent's view; the pass included
+    probs, plies = rank_successors(evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt)
+    eq = equity(probs)
+    order = np.lexsort((np.arange(eq.size), -eq, -plies)).tolist()
+    eq_l, probs_l, plies_l = eq.tolist(), probs.tolist(), plies.tolist()
+    best = eq_l[order[0]]
+    texts = _MoveTexts(pos, d)
+    cands = tuple(
+        Candidate(
+            result=Position(succ[i].tolist(), validate=False),
+            probs=(probs_l[i][0], probs_l[i][1], probs_l[i][2], probs_l[i][3], probs_l[i][4]),
+            equity=eq_l[i],
+            ply=plies_l[i],
+            diff=eq_l[i] - best,
+            _texts=texts,
+        )
+        for i in order
+    )
+    return Analysis(pos, d, ply, cands, filt)

@@ -1,0 +1,145 @@
+"""Evaluators: batches of positions ``(N, 26)`` -> five probabilities ``(N, 5)``.
+
+Every evaluator answers for each row from the view of **that row's side on
+roll** (before it rolls), in gnubg's order ``[win, win gammon, win backgammon,
+lose gammon, lose backgammon]`` (gammons include backgammons).
+
+Finished games are never sent to a network: :func:`terminal_probs` scores
+them exactly, and every evaluator here applies it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from bgbot.eval.encoding import encode
+
+if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
+    from bgbot.eval.nets import ValueNet
+
+Probs = NDArray[np.float32]  # (N, 5)
+
+
+class Evaluator(Protocol):
+    """Anything that maps ``(N, 26)`` int8 positions to ``(N, 5)`` probabilities (side on roll's view)."""
+
+    def __call__(self, boards: NDArray[np.int8]) -> Probs: ...
+
+
+def equity(probs: NDArray[np.floating]) -> NDArray[np.float64]:
+    """Cubeless money equity ``2w - 1 + (wg - lg) + (wbg - lbg)`` of ``(..., 5)`` probabilities."""
+    p = np.asarray(probs, dtype=np.float64)
+    return 2.0 * p[..., 0] - 1.0 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+
+
+def flip_probs(probs: NDArray[np.floating]) -> NDArray[np.floating]:
+    """The same probabilities seen from the other side: ``[1-w, lg, lbg, wg, wbg]``."""
+    p = np.asarray(probs)
+    out = np.empty_like(p)
+    out[..., 0] = 1.0 - p[..., 0]
+    out[..., 1] = p[..., 3]
+    out[..., 2] = p[..., 4]
+    out[..., 3] = p[..., 1]
+    out[..., 4] = p[..., 2]
+    return out
+
+
+@nb.njit(cache=True)
+def _terminal(boards: NDArray[np.int8], out: NDArray[np.float32], done: NDArray[np.bool_]) -> None:
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        mine = 0
+        theirs = 0
+        for i in range(26):
+            if b[i] > 0:
+                mine += b[i]
+            elif b[i] < 0:
+                theirs -= b[i]
+        done[r] = mine == 0 or theirs == 0
+        if not done[r]:
+            continue
+        for k in range(5):
+            out[r, k] = 0.0
+        if theirs == 0:
+            # the opponent (who just moved) is off: the side on roll lost
+            if mine == 15:
+                out[r, 3] = 1.0
+                for i in range(19, 26):
+                    if b[i] > 0:
+                        out[r, 4] = 1.0
+        else:
+            out[r, 0] = 1.0
+            if theirs == 15:
+                out[r, 1] = 1.0
+                for i in range(0, 7):
+                    if b[i] < 0:
+                        out[r, 2] = 1.0
+
+
+def terminal_probs(boards: NDArray[np.int8]) -> tuple[NDArray[np.bool_], Probs]:
+    """Which rows are finished games, and their exact probabilities (side on roll's view)."""
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    out = np.zeros((boards.shape[0], 5), dtype=np.float32)
+    done = np.zeros(boards.shape[0], dtype=np.bool_)
+    _terminal(boards, out, done)
+    return done, out
+
+
+def make_consistent(probs: Probs) -> Probs:
+    """Clip in place so that ``wbg <= wg <= w`` and ``lbg <= lg <= 1 - w``."""
+    np.clip(probs, 0.0, 1.0, out=probs)
+    np.minimum(probs[:, 1], probs[:, 0], out=probs[:, 1])
+    np.minimum(probs[:, 2], probs[:, 1], out=probs[:, 2])
+    np.minimum(probs[:, 3], 1.0 - probs[:, 0], out=probs[:, 3])
+    np.minimum(probs[:, 4], probs[:, 3], out=probs[:, 4])
+    return probs
+
+
+class NetEvaluator:
+    """A :class:`~bgbot.net.ValueNet` as an :class:`Evaluator` (no gradients, finished games exact)."""
+
+    def __init__(self, net: ValueNet) -> None:
+        self.net = net.eval()
+        self.version = net.spec.encoding_version
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
+        """Load a checkpoint file (``CheckpointError`` for a bad one)."""
+        from bgbot.eval.nets import load_net
+
+        return cls(load_net(path))
+
+    def raw(self, boards: NDArray[np.int8]) -> Probs:
+        """Network outputs for ``(N, 26)`` boards, without terminal overrides."""
+        import torch
+
+        x = encode(boards, self.version)
+        with torch.inference_mode():
+            return self.net.forward_probs(torch.from_numpy(x)).numpy()
+
+    def __call__(self, boards: NDArray[np.int8]) -> Probs:
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        if boards.shape[0] == 0:
+            return np.zeros((0, 5), dtype=np.float32)
+        done, exact = terminal_probs(boards)
+        probs = make_consistent(self.raw(boards).copy())
+        if done.any():
+            probs[done] = exact[done]
+        return probs
+
+
+@nb.njit(cache=True)
+def segment_argmax(values: NDArray[np.float64], parent: NDArray[np.int64], n_parents: int) -> NDArray[np.int64]:
+    """Index of the first maximum of ``values`` within each parent's contiguous rows (-1 if none)."""
+    best = np.full(n_parents, -1, dtype=np.int64)
+    for i in range(values.shape[0]):
+        p = parent[i]
+        j = best[p]
+        if j < 0 or values[i] > values[j]:
+            best[p] = i
+    return best

@@ -1,0 +1,142 @@
+"""The value network and its checkpoint files.
+
+``ValueNet`` maps encoded positions to five sigmoid outputs in gnubg's order
+``[win, win gammon, win backgammon, lose gammon, lose backgammon]``, all from
+the view of the side on roll of the encoded position.
+
+A checkpoint is one ``torch.save`` file holding a plain dict (loaded with
+``weights_only=True``): ``format``, ``model`` (encoding version, hidden sizes,
+activation), ``state_dict``, ``config`` (the effective training config),
+``games_trained`` and, for resuming training, ``trainer`` (optimizer, RNG and
+the live self-play games).  It is written to a temporary file in the same
+folder and renamed over the target, so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from bgbot.errors import CheckpointError
+from bgbot.eval.encoding import DEFAULT_VERSION, ENCODING_VERSIONS, num_inputs
+
+CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
+_ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What is needed to rebuild a network: encoding version, hidden layer sizes, activation."""
+
+    encoding_version: int = DEFAULT_VERSION
+    hidden: tuple[int, ...] = (80,)
+    activation: str = "sigmoid"
+
+    def __post_init__(self) -> None:
+        num_inputs(self.encoding_version)
+        if self.activation not in _ACTIVATIONS:
+            raise CheckpointError(
+                f"unknown activation {self.activation!r}; choose one of {sorted(_ACTIVATIONS)}"
+            )
+        if not self.hidden or any(int(h) < 1 for h in self.hidden):
+            raise CheckpointError(f"hidden layer sizes must be positive, got {self.hidden!r}")
+
+
+class ValueNet(nn.Module):
+    """MLP: ``(B, num_inputs)`` -> ``(B, 5)`` logits; ``forward_probs`` applies the sigmoid."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        layers: list[nn.Module] = []
+        width = num_inputs(spec.encoding_version)
+        for h in spec.hidden:
+            layers += [nn.Linear(width, h), _ACTIVATIONS[spec.activation]()]
+            width = h
+        layers.append(nn.Linear(width, 5))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, NUM_INPUTS) -> (B, 5) logits
+        return self.body(x)
+
+    def forward_probs(self, x: torch.Tensor) -> torch.Tensor:  # (B, NUM_INPUTS) -> (B, 5)
+        return torch.sigmoid(self.body(x))
+
+
+def save_checkpoint(path: str | Path, net: ValueNet, **extra: Any) -> Path:
+    """Write ``net`` and ``extra`` fields (config, games_trained, trainer, ...) atomically to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "model": {**asdict(net.spec), "hidden": list(net.spec.hidden)},
+        "state_dict": net.state_dict(),
+        **extra,
+    }
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read a checkpoint dict, checking its format and encoding version (``CheckpointError`` otherwise)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a damaged file
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is not a readable bgbot checkpoint (truncated or corrupt?): {exc}"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not a bgbot checkpoint of format {CHECKPOINT_FORMAT!r}")
+    model = data.get("model")
+    if not isinstance(model, dict) or "encoding_version" not in model:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no model description")
+    version = model["encoding_version"]
+    if version not in ENCODING_VERSIONS:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} uses encoding version {version!r}, but this bgbot knows only "
+            f"{sorted(ENCODING_VERSIONS)}"
+        )
+    return data
+
+
+def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> ValueNet:
+    """Build the network stored in a checkpoint dict read by :func:`read_checkpoint`."""
+    m = data["model"]
+    spec = ModelSpec(
+        encoding_version=int(m["encoding_version"]),
+        hidden=tuple(int(h) for h in m["hidden"]),
+        activation=str(m.get("activation", "sigmoid")),
+    )
+    net = ValueNet(spec)
+    try:
+        net.load_state_dict(data["state_dict"])
+    except (RuntimeError, KeyError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its model {m!r}: {exc}") from None
+    net.eval()
+    return net
+
+
+def load_net(path: str | Path) -> ValueNet:
+    """Load the network of a checkpoint file (``CheckpointError`` for a bad file)."""
+    return net_from_checkpoint(read_checkpoint(path), path)
+
+

@@ -1,0 +1,135 @@
+"""In-process bots: bgbot's network (any checkpoint, any ply), Tesauro's pubeval, and random play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bgbot.errors import ConfigError
+from bgbot.play.bots.base import BaseBot
+from bgbot.rules.dice import Dice
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.position import Position
+
+if TYPE_CHECKING:
+    from bgbot.engine.api import Engine
+    from bgbot.engine.cube import CubeDecision
+    from bgbot.play.duel import Chooser
+
+
+def _choose(chooser: Chooser, pos: Position, dice: Dice) -> Position:
+    """One position's move by a batched :mod:`bgbot.duel` chooser; the result is the opponent's view."""
+    before = pos.array()[None, :]
+    succ, parent = successors_batch(before, dice)
+    idx = int(chooser(before, succ, parent)[0]) if succ.shape[0] > 1 else 0
+    return Position(succ[idx].tolist(), validate=False)
+
+
+class RandomBot(BaseBot):
+    """A uniformly random legal move; doubles with probability ``double`` and takes with ``take``.
+
+    Every random draw comes from the bot's own generator (seeded), never from
+    the game's dice.
+    """
+
+    def __init__(self, seed: int = 0, *, double: float = 0.0, take: float = 1.0, name: str = "random") -> None:
+        for label, p in (("double", double), ("take", take)):
+            if not 0.0 <= p <= 1.0:
+                raise ConfigError(f"random bot: {label} must be a probability 0..1, got {p!r}")
+        self.rng = np.random.default_rng(seed)
+        self.p_double = float(double)
+        self.p_take = float(take)
+        self.name = name
+
+    def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
+        """A random legal result (opponent's view)."""
+        before = pos.array()[None, :]
+        succ, _ = successors_batch(before, dice)
+        return Position(succ[int(self.rng.integers(succ.shape[0]))].tolist(), validate=False)
+
+    def double(self, pos: Position, state: MatchState) -> bool:
+        """Doubles with probability ``double``."""
+        return bool(self.rng.random() < self.p_double)
+
+    def take(self, pos: Position, state: MatchState) -> bool:
+        """Takes with probability ``take``."""
+        return bool(self.rng.random() < self.p_take)
+
+
+class PubevalBot(BaseBot):
+    """Tesauro's pubeval for checker play.  Pubeval has no probabilities: it never doubles and always takes."""
+
+    def __init__(self, name: str = "pubeval") -> None:
+        from bgbot.eval.pubeval import choose
+
+        self._choose = choose
+        self.name = name
+
+    def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
+        """Pubeval's choice (opponent's view)."""
+        return _choose(self._choose, pos, dice)
+
+
+def cube_args(pos: Position, state: MatchState) -> dict[str, object]:
+    """Keyword arguments of :meth:`bgbot.engine.Engine.cube_action` for ``state.on_roll``'s side."""
+    me = state.on_roll
+    return {
+        "cube": state.cube_value,
+        "owner": state.cube_owner_relative(),
+        "match": state.match_length,
+        "score": (state.score[me], state.score[1 - me]) if state.match_length else (0, 0),
+        "crawford": state.crawford,
+        "jacoby": state.jacoby and not state.match_length,
+    }
+
+
+class BgbotBot(BaseBot):
+    """bgbot's engine: checker play at ``ply`` (XG numbering, 1 = the network alone), cube at ``cube_ply``.
+
+    Cube actions come from :meth:`bgbot.engine.Engine.cube_action` (Janowski
+    for money, gnubg's method with the match equity table for matches), from
+    the side on roll's probabilities before its roll.
+    """
+
+    def __init__(self, engine: Engine, *, ply: int = 1, cube_ply: int | None = None, name: str = "bgbot") -> None:
+        from bgbot.engine.search import check_ply
+
+        self.engine = engine
+        self.ply = check_ply(ply)
+        self.cube_ply = check_ply(cube_ply if cube_ply is not None else ply)
+        self._chooser = engine.chooser(self.ply)
+        self.name = name
+
+    @classmethod
+    def load(
+        cls,
+        checkpoint: str | Path | None = None,
+        *,
+        ply: int = 1,
+        cube_ply: int | None = None,
+        bearoff: bool = True,
+        name: str = "bgbot",
+    ) -> BgbotBot:
+        """A bot on the network of ``checkpoint`` (default: the shipped model or ``$BGBOT_CHECKPOINT``)."""
+        from bgbot.engine.api import Engine
+
+        return cls(Engine.load(checkpoint, bearoff=bearoff), ply=ply, cube_ply=cube_ply, name=name)
+
+    def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
+        """The best move at ``ply`` (opponent's view)."""
+        return _choose(self._chooser, pos, dice)
+
+    def decision(self, pos: Position, state: MatchState) -> CubeDecision:
+        """The cube decision of the side on roll in ``pos`` (its view), normalised to the cube value."""
+        return self.engine.cube_action(pos, ply=self.cube_ply, **cube_args(pos, state))  # type: ignore[arg-type]
+
+    def double(self, pos: Position, state: MatchState) -> bool:
+        """Doubles when the engine says double/take or double/pass."""
+        return self.decision(pos, state).doubles
+
+    def take(self, pos: Position, state: MatchState) -> bool:
+        """Takes unless the engine, from the doubler's side, finds the double a pass."""
+        return self.decision(pos, state.at_decision()).takes

@@ -1,0 +1,187 @@
+"""Reverse mode: bgbot as an external player that GNU Backgammon (or any referee) drives.
+
+``bgbot serve-external --port 4321`` listens on ``localhost:4321``; in gnubg::
+
+    set player 1 external localhost:4321
+    new match 5
+
+gnubg then sends FIBS ``board:`` lines for every decision of player 1 and
+bgbot answers as gnubg's own ``external`` command does (see
+:mod:`bgbot.bots.fibsline`): a move in standard notation for a board with
+dice (an empty line when nothing can be played), ``double`` or ``roll`` for a
+board without dice, ``take`` or ``drop`` for a board with the was-doubled
+flag.  ``version`` is answered, ``exit`` closes the connection, anything else
+gets one ``Error: ...`` line and the connection stays open.
+
+The same answers are available over stdin/stdout (``--stdio``), which makes
+bgbot usable as a ``cmd:`` engine of :mod:`bgbot.pit`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+from collections.abc import Callable
+from typing import IO
+
+from bgbot.errors import BgbotError, EngineError, ProtocolError
+from bgbot.play.bots.base import Bot
+from bgbot.rules.matchstate import MatchState
+from bgbot.rules.position import Position
+
+VERSION_TEXT = "bgbot external player (gnubg external-player protocol, FIBS board lines)"
+
+
+def read_board(line: str) -> tuple[Position, MatchState]:
+    """Parse a FIBS ``board:`` line as gnubg sends it: the position from the side on roll's view and the state.
+
+    gnubg writes match length 0 for a money game (FIBS uses 9999); both are
+    read as money.  While a double is pending the doubler is the side the
+    "turn" field names, whoever the board is addressed to (gnubg's reading).
+    Raises :class:`~bgbot.errors.InvalidIdError` for a line that is not a
+    board.
+    """
+    from bgbot.formats.fibs import parse_fibs_board
+
+    text = line.replace("\x00", "").strip()
+    pos, fb = parse_fibs_board(text)  # pos: the addressee's view
+    state = fb.to_match_state()
+    if fb.was_doubled and fb.turn:
+        doubler = 0 if fb.turn > 0 else 1
+        if doubler != state.on_roll:
+            state = state.at_decision(doubler, doubled=True)
+    return (pos if state.on_roll == fb.you else pos.swap()), state
+
+
+def _with_jacoby(state: MatchState, jacoby: bool) -> MatchState:
+    if not jacoby or state.match_length:
+        return state
+    return state.at_decision(doubled=state.doubled, dice=state.dice, jacoby=True)
+
+
+def move_text(pos: Position, dice: tuple[int, int], result: Position) -> str:
+    """The standard notation of the legal play of ``dice`` in ``pos`` (mover's view) that leads to ``result``."""
+    from bgbot.rules.moves import legal_moves
+
+    for move in legal_moves(pos, dice):
+        if move.result == result:
+            return move.text
+    raise ProtocolError(f"the bot's result {result.gnubg_id()!r} is not a legal play of {dice} in {pos.gnubg_id()!r}")
+
+
+def answer(bot: Bot, line: str, *, jacoby: bool = False) -> str | None:
+    """bgbot's reply to one line of the protocol; None means "close the connection".
+
+    Board lines are answered by asking ``bot``; the reply never ends with a
+    newline.  Bad input gives an ``Error: ...`` reply, never an exception.
+    """
+    text = line.replace("\x00", "").strip()  # gnubg ends each line it sends with a NUL byte too
+    low = text.lower()
+    if not text:
+        return "Error: no command given"
+    if low in ("exit", "quit"):
+        return None
+    if low == "version":
+        return VERSION_TEXT
+    if low.startswith("set "):
+        return "Error: set options are not supported"
+    if not low.startswith("board:"):
+        return f"Error: unknown command {text[:60]!r}"
+    try:
+        pos, state = read_board(text)
+        state = _with_jacoby(state, jacoby)
+        if pos.is_game_over():
+            return "Error: the game is over in this board"
+        if state.doubled:
+            return "take" if bot.take(pos, state) else "drop"
+        if state.dice is None:
+            return "double" if bot.double(pos, state) else "roll"
+        from bgbot.rules.movegen import successors
+
+        legal = successors(pos, state.dice)
+        if not legal:
+            return ""
+        result = legal[0] if len(legal) == 1 else bot.move(pos, state.dice, state)
+        return move_text(pos, state.dice, result)
+    except BgbotError as exc:
+        return f"Error: {exc}".replace("\n", " ")
+
+
+def serve_lines(bot: Bot, read_line: Callable[[], str], write_line: Callable[[str], None], *,
+                jacoby: bool = False) -> int:
+    """Answer lines until the input ends or ``exit``; returns the number of lines answered."""
+    n = 0
+    while True:
+        line = read_line()
+        if not line:
+            return n
+        reply = answer(bot, line, jacoby=jacoby)
+        if reply is None:
+            return n
+        write_line(reply)
+        n += 1
+
+
+def serve_stdio(bot: Bot, stdin: IO[str] | None = None, stdout: IO[str] | None = None, *,
+                jacoby: bool = False) -> int:
+    """Speak the protocol on stdin/stdout (one board line in, one answer line out)."""
+    inp = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+
+    def write(reply: str) -> None:
+        out.write(reply + "\n")
+        out.flush()
+
+    return serve_lines(bot, inp.readline, write, jacoby=jacoby)
+
+
+def serve_external(
+    bot: Bot,
+    port: int,
+    *,
+    host: str = "localhost",
+    once: bool = False,
+    jacoby: bool = False,
+    ready: Callable[[int], None] | None = None,
+    log: IO[str] | None = None,
+) -> None:
+    """Listen on ``host:port`` and answer one connection at a time (gnubg connects, plays, disconnects).
+
+    ``port`` 0 picks a free port; ``ready(port)`` is called once listening.
+    With ``once`` the server returns after the first connection closes.
+    Raises :class:`~bgbot.errors.EngineError` when the port cannot be bound.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
+        raise EngineError(f"the port must be 0..65535, got {port!r}")
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            srv.bind((host, port))
+        except OSError as exc:
+            raise EngineError(f"cannot listen on {host}:{port}: {exc}") from None
+        srv.listen(1)
+        bound = int(srv.getsockname()[1])
+        if log is not None:
+            print(f"bgbot: external player {bot.name} listening on {host}:{bound}", file=log, flush=True)
+        if ready is not None:
+            ready(bound)
+        while True:
+            conn, peer = srv.accept()
+            if log is not None:
+                print(f"bgbot: connection from {peer[0]}:{peer[1]}", file=log, flush=True)
+            with conn, conn.makefile("r", encoding="utf-8", errors="replace", newline="\n") as rf:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+                def write(reply: str, conn: socket.socket = conn) -> None:
+                    conn.sendall((reply + "\n").encode())
+
+                with contextlib.suppress(OSError):
+                    n = serve_lines(bot, rf.readline, write, jacoby=jacoby)
+                    if log is not None:
+                        print(f"bgbot: connection closed after {n} answers", file=log, flush=True)
+            if once:
+                return
+    finally:
+        srv.close()

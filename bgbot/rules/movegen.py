@@ -1,0 +1,301 @@
+"""Legal moves: the compiled batched successor generator.
+
+Two entry points share one rule set:
+
+* :func:`successors_batch` takes an ``(N, 26)`` array of positions (each from the
+  view of its side on roll) and the dice, and returns every distinct legal
+  resulting position **from the opponent's view** (the opponent now on roll)
+  with the index of its parent row.  It is compiled with numba and runs the
+  whole batch in one call: this is the hot path of self-play and search.
+* :func:`bgbot.rules.moves.legal_moves` lists, for one position, each distinct
+  result with one sequence of checker steps that reaches it (for notation and
+  user input), from the plain-Python statement of the same rule.
+
+Why numba and not numpy alone: a legal move is a short tree search per
+position (up to four dependent steps, forced-play and higher-die rules decided
+only after the whole tree is known, duplicates collapsed).  Masked numpy over the
+batch pays for every slot of every branch and for the de-duplication sort at
+each level; compiled loops do the same work per position without temporaries
+and reach gnubg's C speed (see benchmarks/movegen.py and BENCHMARKS.md).
+
+The rules implemented (docs/rules.md): bar checkers first (and the
+rest of the roll is lost if they cannot all enter), landing only on open points
+(at most one opposing checker, which is hit), intermediate points of a checker
+using several dice must be open too (each die is a separate step), doubles play
+up to four steps, as many dice as possible must be used, if only one die of a
+non-double can be used the higher must be used when it can, bearing off only
+with all 15 checkers home, exact or from the highest point when the die is
+larger than it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numba as nb
+import numpy as np
+
+from bgbot.errors import InvalidDiceError, InvalidPositionError
+from bgbot.rules.dice import parse_dice
+from bgbot.rules.position import Position
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+# Random 64-bit weights for a per-row key used to collapse duplicate results.
+_KEY_WEIGHTS = np.random.default_rng(20261129).integers(
+    1, 2**62, size=(26, 32), dtype=np.int64
+)
+
+
+# ---------------------------------------------------------------------------
+# compiled core
+# ---------------------------------------------------------------------------
+
+
+@nb.njit(cache=True, inline="always")
+def _can_move(b: NDArray[np.int8], src: int, d: int) -> bool:
+    """Whether the mover may move one checker from ``src`` (25 = bar) with die ``d``."""
+    if b[src] <= 0:
+        return False
+    if src != 25 and b[25] > 0:
+        return False
+    dst = src - d
+    if dst >= 1:
+        return b[dst] >= -1
+    # bearing off: every checker home
+    for i in range(7, 26):
+        if b[i] > 0:
+            return False
+    if dst == 0:
+        return True
+    # die larger than the point: only from the highest occupied point
+    for i in range(src + 1, 7):
+        if b[i] > 0:
+            return False
+    return True
+
+
+@nb.njit(cache=True, inline="always")
+def _apply(src_b: NDArray[np.int8], dst_b: NDArray[np.int8], src: int, d: int) -> None:
+    """Copy ``src_b`` into ``dst_b`` and move one checker from ``src`` with die ``d`` (legal)."""
+    for i in range(26):
+        dst_b[i] = src_b[i]
+    dst_b[src] -= 1
+    dst = src - d
+    if dst >= 1:
+        if dst_b[dst] == -1:
+            dst_b[dst] = 1
+            dst_b[0] -= 1
+        else:
+            dst_b[dst] += 1
+
+
+@nb.njit(cache=True)
+def _gen_one(
+    b0: NDArray[np.int8], d1: int, d2: int, buf: NDArray[np.int8], used: NDArray[np.int8]
+) -> int:
+    """Every move sequence of one position into ``buf``; returns the number written.
+
+    ``used[k]`` is the number of dice used by row k, negated when the single die
+    used was the smaller one (so the higher-die rule can be applied afterwards).
+    """
+    n = 0
+    stack = np.empty((5, 26), dtype=np.int8)
+    for i in range(26):
+        stack[0, i] = b0[i]
+    if d1 == d2:
+        d = d1
+        for s1 in range(25, 0, -1):
+            if not _can_move(stack[0], s1, d):
+                continue
+            _apply(stack[0], stack[1], s1, d)
+            m1 = False
+            for s2 in range(s1, 0, -1):
+                if not _can_move(stack[1], s2, d):
+                    continue
+                m1 = True
+                _apply(stack[1], stack[2], s2, d)
+                m2 = False
+                for s3 in range(s2, 0, -1):
+                    if not _can_move(stack[2], s3, d):
+                        continue
+                    m2 = True
+                    _apply(stack[2], stack[3], s3, d)
+                    m3 = False
+                    for s4 in range(s3, 0, -1):
+                        if not _can_move(stack[3], s4, d):
+                            continue
+                        m3 = True
+                        _apply(stack[3], stack[4], s4, d)
+                        n = _emit(stack[4], buf, used, n, 4)
+                    if not m3:
+                        n = _emit(stack[3], buf, used, n, 3)
+                if not m2:
+                    n = _emit(stack[2], buf, used, n, 2)
+            if not m1:
+                n = _emit(stack[1], buf, used, n, 1)
+        return n
+    for order in range(2):
+        da = d1 if order == 0 else d2
+        db = d2 if order == 0 else d1
+        for s1 in range(25, 0, -1):
+            if not _can_move(stack[0], s1, da):
+                continue
+            _apply(stack[0], stack[1], s1, da)
+            moved = False
+            for s2 in range(25, 0, -1):
+                if not _can_move(stack[1], s2, db):
+                    continue
+                moved = True
+                _apply(stack[1], stack[2], s2, db)
+                n = _emit(stack[2], buf, used, n, 2)
+            if not moved:
+                n = _emit(stack[1], buf, used, n, 1 if da > db else -1)
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def _emit(b: NDArray[np.int8], buf: NDArray[np.int8], used: NDArray[np.int8], n: int, u: int) -> int:
+    if n >= buf.shape[0]:  # cannot happen with the buffer sizes below; keep memory safe anyway
+        return n
+    for i in range(26):
+        buf[n, i] = b[i]
+    used[n] = u
+    return n + 1
+
+
+@nb.njit(cache=True)
+def _batch(
+    boards: NDArray[np.int8], dice: NDArray[np.int64], include_pass: bool, weights: NDArray[np.int64]
+) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    n_pos = boards.shape[0]
+    cap = max(64, n_pos * 24)
+    out = np.empty((cap, 26), dtype=np.int8)
+    parent = np.empty(cap, dtype=np.int64)
+    m = 0
+    buf = np.empty((4096, 26), dtype=np.int8)
+    used = np.empty(4096, dtype=np.int8)
+    keys = np.empty(4096, dtype=np.int64)
+    for p in range(n_pos):
+        d1 = dice[p, 0]
+        d2 = dice[p, 1]
+        k = _gen_one(boards[p], d1, d2, buf, used)
+        best = 0
+        for j in range(k):
+            u = used[j] if used[j] > 0 else -used[j]
+            if u > best:
+                best = u
+        # forced play: keep only sequences using the most dice; with one die of a
+        # non-double, the higher one if it can be used at all
+        need_high = False
+        if best == 1 and d1 != d2:
+            for j in range(k):
+                if used[j] == 1:
+                    need_high = True
+                    break
+        kept = 0
+        for j in range(k):
+            u = used[j]
+            ok = (u if u > 0 else -u) == best
+            if ok and need_high and u != 1:
+                ok = False
+            if ok:
+                if kept != j:
+                    for i in range(26):
+                        buf[kept, i] = buf[j, i]
+                kept += 1
+        if best == 0:
+            if not include_pass:
+                continue
+            kept = 1
+            for i in range(26):
+                buf[0, i] = boards[p, i]
+        # collapse duplicates by a random-projection key, then confirm equality
+        for j in range(kept):
+            h = np.int64(0)
+            for i in range(26):
+                h += weights[i, buf[j, i] + 15]
+            keys[j] = h
+        order = np.argsort(keys[:kept])
+        if m + kept > cap:
+            new_cap = max(cap * 2, m + kept)
+            out2 = np.empty((new_cap, 26), dtype=np.int8)
+            out2[:m] = out[:m]
+            par2 = np.empty(new_cap, dtype=np.int64)
+            par2[:m] = parent[:m]
+            out = out2
+            parent = par2
+            cap = new_cap
+        start_m = m
+        for t in range(kept):
+            j = order[t]
+            dup = False
+            q = t - 1
+            while q >= 0 and keys[order[q]] == keys[j]:
+                same = True
+                jq = order[q]
+                for i in range(26):
+                    if buf[jq, i] != buf[j, i]:
+                        same = False
+                        break
+                if same:
+                    dup = True
+                    break
+                q -= 1
+            if dup:
+                continue
+            # store from the opponent's view
+            for i in range(26):
+                out[m, i] = -buf[j, 25 - i]
+            parent[m] = p
+            m += 1
+        _ = start_m
+    return out[:m], parent[:m]
+
+
+def successors_batch(
+    boards: NDArray[np.int8],
+    dice: tuple[int, int] | NDArray[np.integer],
+    *,
+    include_pass: bool = True,
+) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """All distinct legal results for a batch of positions.
+
+    ``boards``: ``(N, 26)`` int8, each row from the view of its side on roll.
+    ``dice``: one roll ``(d1, d2)`` for every row, or an ``(N, 2)`` array.
+    Returns ``(succ, parent)``: ``succ`` is ``(M, 26)`` int8, each row **from the
+    opponent's view** (the opponent on roll after the move), ``parent`` is
+    ``(M,)`` with the row index in ``boards`` it came from; rows of one parent
+    are contiguous and parents appear in order.  A position with no legal move
+    yields one row, itself seen from the opponent (the pass), unless
+    ``include_pass`` is False.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    if boards.ndim != 2 or boards.shape[1] != 26:
+        raise InvalidPositionError(f"boards must have shape (N, 26), got {boards.shape}")
+    if isinstance(dice, tuple) and len(dice) == 2 and all(type(x) is int and 1 <= x <= 6 for x in dice):
+        # one roll for every row: the common case of search, checked without numpy overhead
+        d = np.empty((boards.shape[0], 2), dtype=np.int64)
+        d[:, 0] = dice[0]
+        d[:, 1] = dice[1]
+        return _batch(boards, d, include_pass, _KEY_WEIGHTS)
+    d = np.asarray(dice, dtype=np.int64)
+    if d.ndim == 1:
+        d = np.tile(d, (boards.shape[0], 1)) if d.shape == (2,) else d
+    if d.shape != (boards.shape[0], 2) or (d.size and (d.min() < 1 or d.max() > 6)):
+        shown = d.tolist() if d.size <= 8 else f"array of shape {d.shape}"
+        raise InvalidDiceError(f"dice must be (2,) or (N, 2) values 1-6 for {boards.shape[0]} rows, got {shown!r}")
+    return _batch(boards, d, include_pass, _KEY_WEIGHTS)
+
+
+def successors(pos: Position, dice: object) -> list[Position]:
+    """The legal resulting positions of ``pos`` after rolling ``dice``.
+
+    ``pos`` is from the side on roll's view; every result is **from the
+    opponent's view** (opponent on roll), as gnubg shows the next turn.  The
+    list is empty when the roll cannot be played at all.
+    """
+    d = parse_dice(dice)
+    succ, _ = successors_batch(pos.array()[None, :], d, include_pass=False)
+    return [Position._trusted(tuple(row)) for row in succ.tolist()]

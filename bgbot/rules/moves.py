@@ -1,0 +1,338 @@
+"""Moves: the single-checker step rule, legal plays with their steps, and move notation.
+
+:func:`legal_moves` lists, for one position, each distinct result with one
+sequence of checker steps that reaches it; :func:`format_move` and
+:func:`parse_move` write and read standard notation (``24/18 13/11``,
+``bar/22*``, ``6/off``, ``8/5(2)``, ``13/7*/5``).  Both walk the board with
+:func:`step`, the one plain-Python statement of how a checker moves; the
+compiled batched generator (:mod:`bgbot.rules.movegen`) states the same rule
+for speed, and the tests hold the two to gnubg's move lists.
+Positions are from the side on roll's view; results from the opponent's view.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bgbot.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, quote_input
+from bgbot.rules.dice import parse_dice
+from bgbot.rules.position import Position, flip, gnubg_position_id
+
+Step = tuple[int, int, bool]  # (from, to, hit) in the mover's numbering; 25 = bar, 0 = off
+
+
+def step(b: Sequence[int], src: int, d: int) -> tuple[list[int], Step] | None:
+    """Move one checker from ``src`` by die ``d`` under the rules: the new board and the step, or None.
+
+    ``b`` is from the mover's view (25 its bar, 0 the opponent's bar).  A checker
+    on the bar must enter first; it lands on an open point (at most one opposing
+    checker, which is hit and goes to the opponent's bar); bearing off needs all
+    checkers home, exactly or from the highest point when the die is larger.
+    """
+    if b[src] <= 0 or (src != 25 and b[25] > 0):
+        return None
+    dst = src - d
+    nb = list(b)
+    if dst >= 1:
+        if nb[dst] < -1:
+            return None
+        hit = nb[dst] == -1
+        nb[src] -= 1
+        if hit:
+            nb[dst] = 1
+            nb[0] -= 1
+        else:
+            nb[dst] += 1
+        return nb, (src, dst, hit)
+    if any(nb[i] > 0 for i in range(7, 26)):
+        return None
+    if dst < 0 and any(nb[i] > 0 for i in range(src + 1, 7)):
+        return None
+    nb[src] -= 1
+    return nb, (src, 0, False)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One legal play: the checker steps (mover's numbering) and the result.
+
+    ``steps`` are ``(from, to, hit)`` single-die steps in play order, from 25 =
+    the bar, to 0 = borne off.  ``result`` is the position after the move **from
+    the opponent's view** (opponent on roll).  The empty move (no legal play)
+    has no steps.
+    """
+
+    steps: tuple[Step, ...]
+    result: Position
+
+    @property
+    def text(self) -> str:
+        """The move in standard notation, e.g. ``24/18 13/11`` or ``8/5(2)``."""
+        return format_move(self.steps)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def legal_moves(pos: Position, dice: object) -> list[Move]:
+    """Every legal play of ``dice`` in ``pos``, one :class:`Move` per distinct result.
+
+    ``pos`` is from the side on roll's view; each ``Move.result`` is from the
+    opponent's view.  When nothing can be played the list holds one empty
+    move whose result is ``pos.swap()``.  The order is that of the steps'
+    source points, highest first.
+    """
+    d1, d2 = parse_dice(dice)
+    orders = [[d1] * 4] if d1 == d2 else [[d1, d2], [d2, d1]]
+    # result -> (steps, dice used); the first sequence found for a result is kept
+    found: dict[tuple[int, ...], tuple[tuple[Step, ...], tuple[int, ...]]] = {}
+
+    def walk(b: list[int], rest: list[int], steps: tuple[Step, ...], used: tuple[int, ...], lo: int) -> None:
+        moved = False
+        if rest:
+            d = rest[0]
+            # with doubles, sources in non-increasing order reach every result once
+            top = lo if d1 == d2 else 25
+            for src in range(top, 0, -1):
+                s = step(b, src, d)
+                if s is not None:
+                    moved = True
+                    nb_, st = s
+                    walk(nb_, rest[1:], (*steps, st), (*used, d), src)
+        if not moved:
+            found.setdefault(tuple(b), (steps, used))
+
+    base = list(pos.board)
+    for order in orders:
+        walk(base, order, (), (), 25)
+    best = max(len(u) for _, u in found.values())
+    keep = {k: v for k, v in found.items() if len(v[1]) == best}
+    if best == 1 and d1 != d2 and any(u == (max(d1, d2),) for _, u in keep.values()):
+        keep = {k: v for k, v in keep.items() if v[1] == (max(d1, d2),)}
+    if best == 0:
+        return [Move((), pos.swap())]
+    moves = [
+        Move(steps, Position._trusted(flip(k)))
+        for k, (steps, _) in keep.items()
+    ]
+    moves.sort(key=lambda m: [-s[0] for s in m.steps])
+    return moves
+
+
+
+
+
+
+def _point_text(p: int) -> str:
+    return "bar" if p == 25 else "off" if p == 0 else str(p)
+
+
+def format_move(steps: Iterable[Step]) -> str:
+    """Standard notation for a sequence of ``(from, to, hit)`` steps (mover's numbering).
+
+    A checker moving on is written as one path (``13/5``); points where it hit
+    on the way stay in the path (``13/7*/5``).  Identical paths are grouped
+    (``8/5(2)``), highest starting point first.  The empty move is ``""``.
+
+    >>> format_move([(8, 5, False), (6, 5, False)])
+    '8/5 6/5'
+    >>> format_move([(25, 22, True), (13, 7, False)])
+    'bar/22* 13/7'
+    """
+    chains: list[list[int]] = []
+    hits: list[set[int]] = []
+    for src, dst, hit in steps:
+        for k in range(len(chains) - 1, -1, -1):
+            if chains[k][-1] == src:
+                chains[k].append(dst)
+                break
+        else:
+            k = len(chains)
+            chains.append([src, dst])
+            hits.append(set())
+        if hit:
+            hits[k].add(dst)
+    counts: dict[tuple[int, ...], int] = {}
+    marked: dict[tuple[int, ...], set[int]] = {}
+    for chain, hit_set in zip(chains, hits, strict=True):
+        path = (chain[0], *(p for p in chain[1:-1] if p in hit_set), chain[-1])
+        counts[path] = counts.get(path, 0) + 1
+        marked.setdefault(path, set()).update(hit_set)
+    parts = []
+    for path in sorted(counts, key=lambda p: (-p[0], -p[-1])):
+        text = "/".join(_point_text(p) + ("*" if i and p in marked[path] else "") for i, p in enumerate(path))
+        parts.append(text + (f"({counts[path]})" if counts[path] > 1 else ""))
+    return " ".join(parts)
+
+
+_POINT = r"(?:bar|b|off|o|\d{1,3})"
+_PATH_RE = re.compile(rf"({_POINT})((?:[/-]{_POINT}\*?)+)(?:\((\d{{1,3}})\))?")
+_SEG_RE = re.compile(rf"[/-]({_POINT})(\*?)")
+
+
+def _point_value(tok: str) -> int:
+    if tok in ("bar", "b"):
+        return 25
+    if tok in ("off", "o"):
+        return 0
+    return int(tok)
+
+
+class _Where:
+    """The position and dice for an error message, formatted only when an error is raised."""
+
+    def __init__(self, pos: Position, d1: int, d2: int) -> None:
+        self.pos, self.d1, self.d2 = pos, d1, d2
+
+    def __str__(self) -> str:
+        return f" (position {gnubg_position_id(self.pos)!r}, dice {self.d1}{self.d2})"
+
+
+def _parse_move_text(text: str, where: object) -> tuple[list[tuple[int, ...]], set[int]]:
+    """Checker paths (with repeats expanded) and the points marked ``*`` in move text."""
+    s = text.strip().lower()
+    s = re.sub(r"\s*([/\-(])\s*", r"\1", s)
+    s = re.sub(r"\s+([)*])", r"\1", s)
+    paths: list[tuple[int, ...]] = []
+    marks: set[int] = set()
+    for token in (tok for tok in re.split(r"[\s,]+", s) if tok):
+        m = _PATH_RE.fullmatch(token)
+        if not m:
+            raise InvalidMoveError(f"cannot read {token!r} as a checker move in {quote_input(text)}{where}")
+        points = [_point_value(m.group(1))]
+        for seg in _SEG_RE.finditer(m.group(2)):
+            points.append(_point_value(seg.group(1)))
+            if seg.group(2):
+                marks.add(points[-1])
+        if points[0] == 0 or any(p == 25 for p in points[1:]):
+            raise InvalidMoveError(
+                f"a checker moves from the bar and to off, not the other way, in {quote_input(text)}{where}"
+            )
+        if any(p > 25 for p in points):
+            raise InvalidMoveError(f"points are 1..24, 'bar' or 'off' in {quote_input(text)}{where}")
+        count = int(m.group(3)) if m.group(3) else 1
+        if count < 1:
+            raise InvalidMoveError(f"a repeat count must be at least 1 in {quote_input(text)}{where}")
+        if count > 4:
+            raise IllegalMoveError(
+                f"at most 4 checkers move in one turn, not {count}: {quote_input(text)}{where}"
+            )
+        paths.extend([tuple(points)] * count)
+    return paths, marks
+
+
+def _simulate(
+    board: Sequence[int], paths: Sequence[tuple[int, ...]], dice: tuple[int, ...]
+) -> dict[tuple[int, ...], set[frozenset[int]]]:
+    """Every final board (mover's view) reachable by playing ``paths`` with ``dice``, with its hits.
+
+    Steps of different paths may interleave: with two checkers on the bar,
+    ``bar/23(2)`` enters both before either moves on.
+    """
+    results: dict[tuple[int, ...], set[frozenset[int]]] = {}
+    n = len(paths)
+    nxt = [1] * n  # index in each path of the next point to reach
+    cur = [p[0] for p in paths]  # where each path's checker stands now
+    rest = list(dice)
+    seen: set[tuple[object, ...]] = set()
+
+    def walk(b: list[int], hits: frozenset[int]) -> None:
+        # the board follows from where each checker stands and which blots were hit
+        key = (tuple(nxt), tuple(cur), tuple(sorted(rest)), hits)
+        if key in seen:
+            return
+        seen.add(key)
+        done = True
+        for k in range(n):
+            path, j, c = paths[k], nxt[k], cur[k]
+            if j == len(path):
+                continue
+            done = False
+            # a path identical to an earlier one at the same progress gives the same boards
+            if any(paths[e] == path and nxt[e] == j and cur[e] == c for e in range(k)):
+                continue
+            target = path[j]
+            tried: set[int] = set()
+            for i, d in enumerate(rest):
+                if d in tried or (target and c - d < target):
+                    continue
+                tried.add(d)
+                s = step(b, c, d)
+                if s is None:
+                    continue
+                nb, (_, dst, hit) = s
+                nxt[k], cur[k] = (j + 1 if dst == target else j), dst
+                del rest[i]
+                walk(nb, hits | {dst} if hit else hits)
+                rest.insert(i, d)
+                nxt[k], cur[k] = j, c
+        if done:
+            results.setdefault(tuple(b), set()).add(hits)
+
+    walk(list(board), frozenset())
+    return results
+
+
+def parse_move(pos: Position, dice: object, text: str, *, legal: Sequence[Move] | None = None) -> Move:
+    """The legal :class:`Move` that ``text`` means for ``dice`` in ``pos``.
+
+    ``pos`` is from the side on roll's view (the steps use its numbering);
+    ``Move.result`` is from the opponent's view.
+
+    Accepts ``24/18 13/11``, ``bar/22*``, ``b/22``, ``25/22``, ``6/off``,
+    ``6/0``, ``8/5(2)``, ``13/7*/5``, ``13/7/5``, ``13-7``, extra spaces, with
+    or without ``*``; the empty text is the empty move (only when nothing can
+    be played).  Paths may come in any order; each is played die by die
+    through open points, hitting blots on the way, and the resulting position
+    must be one of the legal results.  When the text fits several results,
+    the ``*`` marks decide (a path written without ``*`` does not hit).
+
+    ``legal`` may pass ``legal_moves(pos, dice)`` when the caller already has
+    it, to save generating it again.
+
+    Raises :class:`~bgbot.errors.InvalidMoveError` for unreadable text,
+    :class:`~bgbot.errors.IllegalMoveError` when no legal move matches and
+    :class:`~bgbot.errors.AmbiguousMoveError` when legal moves with different
+    results match; messages quote the text, the Position ID and the dice.
+    """
+    d1, d2 = parse_dice(dice)
+    where = _Where(pos, d1, d2)
+    if not isinstance(text, str):
+        raise InvalidMoveError(f"a move must be text, got {quote_input(text)}{where}")
+    paths, marks = _parse_move_text(text, where)
+    if legal is None:
+        legal = legal_moves(pos, (d1, d2))
+    if not paths:
+        if len(legal) == 1 and not legal[0].steps:
+            return legal[0]
+        raise IllegalMoveError(f"the empty move {quote_input(text)} is not legal: a play exists{where}")
+    for path in paths:
+        if any(a <= c for a, c in itertools.pairwise(path)):
+            raise IllegalMoveError(
+                f"checkers move towards the 1-point, not {path!r}: {quote_input(text)}{where}"
+            )
+    n_dice = 4 if d1 == d2 else 2
+    if sum(len(p) - 1 for p in paths) > n_dice:
+        raise IllegalMoveError(f"{quote_input(text)} needs more than the {n_dice} dice rolled{where}")
+    by_result = {m.result: m for m in legal}
+    sims = _simulate(pos.board, paths, (d1,) * 4 if d1 == d2 else (d1, d2))
+    matched: dict[Position, set[frozenset[int]]] = {}
+    for final, hit_sets in sims.items():
+        # Move.result is from the opponent's view: swap the mover's final board
+        result = Position(flip(final), validate=False)
+        if result in by_result:
+            matched.setdefault(result, set()).update(hit_sets)
+    if len(matched) > 1:
+        marked = {r: h for r, h in matched.items() if frozenset(marks) in h}
+        if len(marked) == 1:
+            matched = marked
+    if not matched:
+        raise IllegalMoveError(f"{quote_input(text)} is not a legal play{where}")
+    if len(matched) > 1:
+        options = ", ".join(sorted(repr(format_move(by_result[r].steps)) for r in matched))
+        raise AmbiguousMoveError(f"{quote_input(text)} could mean {options}{where}")
+    return by_result[next(iter(matched))]
+
