@@ -135,7 +135,7 @@ def report(title: str, rows: Sequence[dict], tallies: list[tuple[str, Tally]]) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or checkpoints/bgbot-default.pt)")
+    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or the shipped model)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="checker.jsonl to read")
     ap.add_argument("--plies", default="1,2", help="plies to run on every position (default 1,2)")
     ap.add_argument(
@@ -151,9 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
     args = ap.parse_args(argv)
 
-    import torch
+    from bgbot.eval.nets import set_torch_threads
 
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     if args.limit:
         rows = rows[: args.limit]

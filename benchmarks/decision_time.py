@@ -113,7 +113,7 @@ def reference_engines(threads: int) -> tuple[Any, Any, list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or checkpoints/bgbot-default.pt)")
+    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or the shipped model)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="checker.jsonl to take positions from")
     ap.add_argument("--positions", type=int, default=100, help="positions timed at 1- and 2-ply (default 100)")
     ap.add_argument("--three-ply", type=int, default=10, metavar="N", help="positions timed at 3-ply (0: skip)")
@@ -125,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
-    torch.set_num_threads(args.threads)
+    from bgbot.eval.nets import set_torch_threads
+
+    set_torch_threads(args.threads)
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     # a fixed, spread-out set: every k-th position of the file
     step = max(1, len(rows) // args.positions)

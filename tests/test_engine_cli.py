@@ -15,7 +15,8 @@ from conftest import read_jsonl
 
 import bgbot
 from bgbot.cli.main import main
-from bgbot.engine.api import DEFAULT_CHECKPOINT, Engine, check_cube_args
+from bgbot.engine.api import Engine, check_cube_args
+from bgbot.eval.nets import DEFAULT_MODEL
 from bgbot.engine.cube import CONTACT_X, match_cube_decision, money_cube_decision
 from bgbot.engine.met import load_met
 from bgbot.engine.search import lookahead_probs
@@ -77,8 +78,15 @@ def test_load_reads_the_network_and_its_games(engine: Engine, ckpt: Path) -> Non
     np.testing.assert_allclose(engine.evaluate(Position.start()), ref, atol=1e-7)
 
 
-def test_default_checkpoint_is_next_to_the_package() -> None:
-    assert Path(bgbot.__file__).resolve().parents[1] / "checkpoints" / "bgbot-default.pt" == DEFAULT_CHECKPOINT
+def test_default_model_is_package_data() -> None:
+    import fnmatch
+    import tomllib
+
+    package = Path(bgbot.__file__).resolve().parent
+    assert DEFAULT_MODEL.is_file() and DEFAULT_MODEL.is_relative_to(package)
+    rel = DEFAULT_MODEL.relative_to(package).as_posix()
+    patterns = tomllib.loads((package.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert any(fnmatch.fnmatch(rel, pat) for pat in patterns["bgbot"]), (rel, patterns)
 
 
 def test_missing_checkpoint_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

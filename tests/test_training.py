@@ -14,7 +14,7 @@ import torch
 from bgbot.errors import CheckpointError
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, flip_probs
-from bgbot.eval.nets import load_net, read_checkpoint, save_checkpoint
+from bgbot.eval.nets import load_model, read_checkpoint, save_checkpoint
 from bgbot.play.duel import duel, greedy_chooser, random_chooser
 from bgbot.rules.position import Position
 from training.config import TrainConfig
@@ -110,25 +110,25 @@ def test_smoke_run_from_cli_writes_checkpoint_that_plays(tmp_path: Path) -> None
 def test_bad_checkpoints_are_rejected(tmp_path: Path) -> None:
     trainer = Trainer(SMALL, tmp_path)
     good = trainer.save(tmp_path / "good.pt")
-    assert load_net(good).spec.hidden == (16,)
+    assert load_model(good).net.spec.hidden == (16,)
 
     truncated = tmp_path / "truncated.pt"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     with pytest.raises(CheckpointError, match="truncated"):
-        load_net(truncated)
+        load_model(truncated)
 
     data = read_checkpoint(good)
     data["model"]["encoding_version"] = 99
     torch.save(data, tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="encoding version 99"):
-        load_net(tmp_path / "other.pt")
+        load_model(tmp_path / "other.pt")
 
     with pytest.raises(CheckpointError, match="does not exist"):
-        load_net(tmp_path / "missing.pt")
+        load_model(tmp_path / "missing.pt")
 
     (tmp_path / "junk.pt").write_text("not a checkpoint")
     with pytest.raises(CheckpointError):
-        load_net(tmp_path / "junk.pt")
+        load_model(tmp_path / "junk.pt")
 
 
 def test_checkpoint_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,12 +47,14 @@ from numpy.typing import NDArray
 from tqdm import tqdm
 
 from bgbot.config import config_to_dict
+from bgbot.engine.search import greedy_chooser, move_values
 from bgbot.errors import CheckpointError
 from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
-from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
-from bgbot.eval.nets import ModelSpec, ValueNet, net_from_checkpoint, read_checkpoint, save_checkpoint
-from bgbot.play.duel import duel, greedy_chooser
+from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
+from bgbot.eval.nets import ModelSpec, ValueNet, load_model, save_checkpoint, set_torch_threads
+from bgbot.play.duel import duel
+from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position
 from training.config import TrainConfig
@@ -96,9 +98,10 @@ class Trainer:
         self.cfg = cfg
         self.out_dir = Path(out_dir)
         if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+            set_torch_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.net = ValueNet(ModelSpec(cfg.encoding_version, tuple(cfg.hidden), cfg.activation))
+        self.evaluator = NetEvaluator(self.net)  # the evaluator search and play use, on the live weights
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.rng = np.random.default_rng(cfg.seed)
         g = cfg.parallel_games
@@ -118,14 +121,15 @@ class Trainer:
     @classmethod
     def resume(cls, path: str | Path, out_dir: str | Path, overrides: dict[str, Any] | None = None) -> Trainer:
         """Rebuild a trainer from a checkpoint written by :meth:`save` (``CheckpointError`` if unusable)."""
-        data = read_checkpoint(path)
+        model = load_model(path)
+        data = model.data
         if "trainer" not in data or "config" not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} has no trainer state to resume from")
         from bgbot.config import build_config
 
         cfg = build_config(TrainConfig, {**data["config"], **(overrides or {})}, source=f"checkpoint {str(path)!r}")
         t = cls(cfg, out_dir)
-        t.net.load_state_dict(net_from_checkpoint(data, path).state_dict())
+        t.net.load_state_dict(model.net.state_dict())
         t.net.train()
         st = data["trainer"]
         t.opt.load_state_dict(st["optimizer"])
@@ -175,23 +179,15 @@ class Trainer:
     # ---- the loop -----------------------------------------------------
     def _roll(self) -> NDArray[np.int64]:
         dice = self.rng.integers(1, 7, size=(self.cfg.parallel_games, 2))
-        while True:  # a game's first roll is the opening roll: never a double
-            tie = (self.ply == 0) & (dice[:, 0] == dice[:, 1])
-            if not tie.any():
-                return dice
-            dice[tie] = self.rng.integers(1, 7, size=(int(tie.sum()), 2))
+        return reroll_opening_doubles(self.rng, dice, self.ply == 0)  # a game's first roll is the opening roll
 
     def step(self) -> int:
         """Advance every game by one move; returns the number of games that finished."""
         cfg = self.cfg
         dice = self._roll()
         succ, parent = successors_batch(self.boards, dice)  # (M, 26) opponent's view, (M,)
-        x = encode(succ, cfg.encoding_version)  # (M, NUM_INPUTS)
-        with torch.inference_mode():
-            probs = self.net.forward_probs(torch.from_numpy(x)).numpy()  # (M, 5) opponent's view
+        value = move_values(self.evaluator, succ)  # (M,) for the mover, as every bgbot player values a move
         done_rows, exact = terminal_probs(succ)
-        probs[done_rows] = exact[done_rows]
-        value = -equity(probs)  # for the mover
         if cfg.explore > 0:
             wild = self.rng.random(cfg.parallel_games) < cfg.explore
             value = np.where(wild[parent], self.rng.random(len(value)), value)
@@ -257,7 +253,7 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         """Duplicate-dice duel of the current network (1-ply) against pubeval."""
         self.net.eval()
-        res = duel(greedy_chooser(NetEvaluator(self.net)), pubeval.choose, self.cfg.eval_pairs,
+        res = duel(greedy_chooser(self.evaluator), pubeval.choose, self.cfg.eval_pairs,
                    seed=self.cfg.seed + 7919)
         self.net.train()
         return {"games_trained": self.games_done, "vs": "pubeval", **res.as_dict()}

@@ -2,10 +2,11 @@
 
     python -m training.ship runs/full [--name bgbot-default]
 
-writes ``checkpoints/NAME.pt`` (weights, model description, config, games
-trained and the last yardstick result: no trainer state, so it stays small)
-and copies the resumable checkpoint, ``metrics.jsonl`` and
-``learning_curve.png`` to ``checkpoints/NAME-run/``.  Resume training with
+writes the slim model (weights, model description, config, games trained and
+the last yardstick result: no trainer state, so it stays small) into the
+package, ``bgbot/data/models/NAME.pt``, where every install finds it, and
+copies the resumable checkpoint, ``metrics.jsonl`` and ``learning_curve.png``
+to ``checkpoints/NAME-run/``.  Resume training with
 ``bgbot train --resume checkpoints/NAME-run/checkpoint.pt --out runs/NAME``.
 """
 
@@ -15,18 +16,23 @@ import argparse
 import shutil
 from pathlib import Path
 
-from bgbot.eval.nets import net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgbot.eval.nets import DEFAULT_MODEL, load_model, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ship(run_dir: str | Path, name: str = "bgbot-default", dest: str | Path = ROOT / "checkpoints") -> Path:
-    """Write the slim model and a copy of the resumable run; returns the slim model's path."""
+def ship(
+    run_dir: str | Path,
+    name: str = "bgbot-default",
+    dest: str | Path = ROOT / "checkpoints",
+    models: str | Path = DEFAULT_MODEL.parent,
+) -> Path:
+    """Write the slim model into ``models`` and a copy of the resumable run into ``dest``; returns the model's path."""
     run_dir, dest = Path(run_dir), Path(dest)
-    data = read_checkpoint(run_dir / "checkpoint.pt")
-    net = net_from_checkpoint(data, run_dir / "checkpoint.pt")
+    model = load_model(run_dir / "checkpoint.pt")
+    data, net = model.data, model.net
     slim = save_checkpoint(
-        dest / f"{name}.pt", net, config=data.get("config", {}), games_trained=data.get("games_trained", 0),
+        Path(models) / f"{name}.pt", net, config=data.get("config", {}), games_trained=data.get("games_trained", 0),
         last_eval=data.get("last_eval", ""),
     )
     keep = dest / f"{name}-run"

@@ -36,22 +36,20 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_yardstick(args: argparse.Namespace) -> int:
     import json
 
-    from bgbot.engine.api import default_checkpoint
     from bgbot.eval import pubeval
     from bgbot.eval.evaluate import NetEvaluator
-    from bgbot.eval.nets import read_checkpoint
+    from bgbot.eval.nets import load_model
     from bgbot.play.duel import duel, greedy_chooser, random_chooser
 
     if args.games < 2 or args.games % 2:
         raise ConfigError(f"--games must be an even number >= 2 (pairs of duplicate games), got {args.games!r}")
-    path = args.checkpoint or default_checkpoint()
-    data = read_checkpoint(path)
+    model = load_model(args.checkpoint)
     opponent = {"pubeval": lambda: pubeval.choose, "random": lambda: random_chooser(args.seed + 1)}
     if args.opponent not in opponent:
         raise ConfigError(f"--opponent must be pubeval or random, got {args.opponent!r}")
-    res = duel(greedy_chooser(NetEvaluator.from_checkpoint(path)), opponent[args.opponent](),
+    res = duel(greedy_chooser(NetEvaluator(model.net)), opponent[args.opponent](),
                args.games // 2, seed=args.seed, progress=True)
-    record = {"checkpoint": str(path), "games_trained": data.get("games_trained"), "ply": 1,
+    record = {"checkpoint": str(model.path), "games_trained": model.data.get("games_trained"), "ply": 1,
               "opponent": args.opponent, "seed": args.seed, **res.as_dict()}
     print(f"bgbot 1-ply vs {args.opponent}: {res}")
     if args.out:
@@ -95,19 +93,22 @@ def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
     s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
     s.add_argument("--ply", default="1", help=f"{what} at 1, 2 or 3 ply (XG numbering; default 1)")
     s.add_argument(
-        "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else checkpoints/bgbot-default.pt)"
+        "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped in the package)"
     )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
-def _load_engine(args: argparse.Namespace) -> Engine:
-    import torch
+def _one_torch_thread() -> None:
+    """The CLI answers one position at a time: keep torch on one thread for the rest of the command."""
+    from bgbot.eval.nets import set_torch_threads
 
+    set_torch_threads(1)
+
+
+def _load_engine(args: argparse.Namespace) -> Engine:
     from bgbot.engine.api import Engine
 
-    # one decision is many small network calls: a second thread mostly waits (badly when the
-    # other core is busy, e.g. with training), so the CLI keeps torch on one thread
-    torch.set_num_threads(1)
+    _one_torch_thread()
     return Engine.load(args.checkpoint)
 
 
@@ -294,9 +295,7 @@ def _cmd_serve_external(args: argparse.Namespace) -> int:
 
     spec = parse_bot_spec(_bot_from_args(args))
     if spec.kind == "bgbot":
-        import torch
-
-        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+        _one_torch_thread()
     bot = make_bot(spec, jacoby=args.jacoby)
     try:
         if args.stdio:
@@ -309,12 +308,10 @@ def _cmd_serve_external(args: argparse.Namespace) -> int:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
-    import torch
-
     from bgbot.play.bots.local import BgbotBot
     from bgbot.play.terminal import play_terminal
 
-    torch.set_num_threads(1)
+    _one_torch_thread()
     bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
     play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby)
     return 0
@@ -388,9 +385,7 @@ def _cmd_chouette(args: argparse.Namespace) -> int:
     # equal specs get their seat number, so that the table tells them apart
     names = [t if texts.count(t) == 1 else f"{t}#{seat + 1}" for seat, t in enumerate(texts)]
     if any(s.kind == "bgbot" for s in specs):
-        import torch
-
-        torch.set_num_threads(1)  # one position at a time: a second thread only spins
+        _one_torch_thread()
     bots: list[Bot] = []
     try:
         for seat, spec in enumerate(specs):

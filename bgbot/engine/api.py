@@ -43,7 +43,7 @@ from bgbot.engine.search import (
     lookahead_probs,
     search_chooser,
 )
-from bgbot.errors import CheckpointError, InvalidCubeError, InvalidPositionError, InvalidScoreError
+from bgbot.errors import InvalidCubeError, InvalidPositionError, InvalidScoreError
 from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity
 from bgbot.rules.position import Position
 
@@ -51,18 +51,15 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from bgbot.engine.met import MatchEquityTable
+    from bgbot.engine.search import Chooser
     from bgbot.eval.bearoff import BearoffDB
     from bgbot.eval.nets import ValueNet
-    from bgbot.play.duel import Chooser
     from bgbot.rules.matchstate import MatchState
 
 __all__ = [
-    "CHECKPOINT_ENV",
-    "DEFAULT_CHECKPOINT",
     "Engine",
     "InvalidScoreError",
     "check_cube_args",
-    "default_checkpoint",
     "describe_action",
     "parse_cube_value",
     "parse_match",
@@ -72,14 +69,6 @@ __all__ = [
     "probs_dict",
 ]
 
-CHECKPOINT_ENV = "BGBOT_CHECKPOINT"
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "bgbot-default.pt"
-
-
-def default_checkpoint() -> Path:
-    """The network :meth:`Engine.load` uses without a path: ``$BGBOT_CHECKPOINT``, else the shipped model."""
-    env = os.environ.get(CHECKPOINT_ENV)
-    return Path(env).expanduser() if env else DEFAULT_CHECKPOINT
 
 
 def _as_position(pos: Position | str) -> Position:
@@ -253,35 +242,16 @@ class Engine:
     # ---- construction -------------------------------------------------
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Engine:
-        """Load the network of a checkpoint file (default: :func:`default_checkpoint`).
+        """Load the network of a checkpoint file (default: :func:`bgbot.eval.nets.default_checkpoint`).
 
         Keyword arguments go to the constructor.  A missing or unreadable
         file raises :class:`~bgbot.errors.CheckpointError` saying how to get
         one.
         """
-        from bgbot.eval.nets import net_from_checkpoint, read_checkpoint
+        from bgbot.eval.nets import load_model
 
-        target = Path(path).expanduser() if path is not None else default_checkpoint()
-        if not target.is_file():
-            where = (
-                "given"
-                if path is not None
-                else (f"from ${CHECKPOINT_ENV}" if os.environ.get(CHECKPOINT_ENV) else "shipped model")
-            )
-            raise CheckpointError(
-                f"no checkpoint at {str(target)!r} ({where}): train one with `bgbot train` "
-                f"(it writes runs/default/checkpoint.pt) and pass it with --checkpoint or ${CHECKPOINT_ENV}, "
-                f"or put a trained network at {str(DEFAULT_CHECKPOINT)!r}"
-            )
-        data = read_checkpoint(target)
-        net = net_from_checkpoint(data, target)
-        games = data.get("games_trained")
-        return cls(
-            NetEvaluator(net),
-            checkpoint=target,
-            games_trained=int(games) if isinstance(games, int | float) else None,
-            **kwargs,
-        )
+        model = load_model(path)
+        return cls(NetEvaluator(model.net), checkpoint=model.path, games_trained=model.games_trained, **kwargs)
 
     @classmethod
     def from_net(cls, net: ValueNet, **kwargs: Any) -> Engine:

@@ -35,13 +35,14 @@ exact one-sided bear-off database in races where both sides are home.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from bgbot.errors import ConfigError, InvalidPositionError
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
@@ -52,10 +53,7 @@ from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
     from bgbot.eval.bearoff import BearoffDB
-    from bgbot.play.duel import Chooser
 
 __all__ = [
     "DEFAULT_FILTERS",
@@ -283,6 +281,39 @@ def rank_successors(
         probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k))
         plies[kept] = k + 1
     return probs, plies
+
+
+Chooser = Callable[[NDArray[np.int8], NDArray[np.int8], NDArray[np.int64]], NDArray[np.int64]]
+"""``chooser(before (G, 26), succ (M, 26), parent (M,)) -> (G,)`` indices into ``succ``: one move per game.
+
+``before`` are the positions before the move (mover on roll), ``succ`` every
+legal result from the opponent's view and ``parent`` the row of ``before`` each
+came from (the output of :func:`bgbot.rules.movegen.successors_batch`).
+"""
+
+
+def move_values(evaluator: Evaluator, succ: NDArray[np.int8]) -> NDArray[np.float64]:
+    """1-ply value of each result ``succ`` (opponent's view) for the side that moved: minus its cubeless equity."""
+    return -equity(evaluator(succ))
+
+
+def greedy_chooser(evaluator: Evaluator) -> Chooser:
+    """1-ply: play the result whose evaluation (from the opponent's view) is worst for the opponent."""
+
+    def choose(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.int64]:
+        return segment_argmax(move_values(evaluator, succ), parent, len(before))
+
+    return choose
+
+
+def random_chooser(seed: int) -> Chooser:
+    """A uniformly random legal move (seeded)."""
+    rng = np.random.default_rng(seed)
+
+    def choose(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.int64]:
+        return segment_argmax(rng.random(len(succ)), parent, len(before))
+
+    return choose
 
 
 def search_chooser(evaluator: Evaluator, ply: int = 2, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> Chooser:

@@ -110,9 +110,9 @@ class NetEvaluator:
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
         """Load a checkpoint file (``CheckpointError`` for a bad one)."""
-        from bgbot.eval.nets import load_net
+        from bgbot.eval.nets import load_model
 
-        return cls(load_net(path))
+        return cls(load_model(path).net)
 
     def raw(self, boards: NDArray[np.int8]) -> Probs:
         """Network outputs for ``(N, 26)`` boards, without terminal overrides."""

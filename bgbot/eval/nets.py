@@ -10,12 +10,19 @@ activation), ``state_dict``, ``config`` (the effective training config),
 ``games_trained`` and, for resuming training, ``trainer`` (optimizer, RNG and
 the live self-play games).  It is written to a temporary file in the same
 folder and renamed over the target, so a crash never leaves half a file.
+
+:func:`load_model` is the one way to load a network (the engine, bots, the
+CLI, training and benchmarks all use it); :func:`set_torch_threads` is the one place
+bgbot sets torch's thread count.  The default model ships inside the package
+(``bgbot/data/models/bgbot-default.pt``), so any install finds it.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,8 @@ from bgbot.errors import CheckpointError
 from bgbot.eval.encoding import DEFAULT_VERSION, ENCODING_VERSIONS, num_inputs
 
 CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
+CHECKPOINT_ENV = "BGBOT_CHECKPOINT"  # overrides the shipped model wherever no path is given
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "models" / "bgbot-default.pt"
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
 
 
@@ -135,8 +144,70 @@ def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> 
     return net
 
 
-def load_net(path: str | Path) -> ValueNet:
-    """Load the network of a checkpoint file (``CheckpointError`` for a bad file)."""
-    return net_from_checkpoint(read_checkpoint(path), path)
+def default_checkpoint() -> Path:
+    """The network loaded when no path is given: ``$BGBOT_CHECKPOINT``, else the model shipped in the package."""
+    env = os.environ.get(CHECKPOINT_ENV)
+    return Path(env).expanduser() if env else DEFAULT_MODEL
 
 
+@dataclass(frozen=True)
+class LoadedModel:
+    """A network and what its checkpoint says about it.
+
+    ``data`` is the whole checkpoint dict (config, games trained, last
+    yardstick result and, in a training run, the trainer's state).
+    """
+
+    net: ValueNet
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def games_trained(self) -> int | None:
+        """Self-play games the network was trained on, when the checkpoint says."""
+        games = self.data.get("games_trained")
+        return int(games) if isinstance(games, int | float) else None
+
+
+def load_model(path: str | os.PathLike[str] | None = None) -> LoadedModel:
+    """Load a checkpoint file (default: :func:`default_checkpoint`) into a :class:`LoadedModel`.
+
+    A missing or unreadable file, another format or encoding version, or
+    weights that do not fit the model raise :class:`~bgbot.errors.CheckpointError`
+    saying how to get a good one.
+    """
+    target = Path(path).expanduser() if path is not None else default_checkpoint()
+    if not target.is_file():
+        where = (
+            "given"
+            if path is not None
+            else (f"from ${CHECKPOINT_ENV}" if os.environ.get(CHECKPOINT_ENV) else "shipped model")
+        )
+        raise CheckpointError(
+            f"no checkpoint at {str(target)!r} ({where}): the file does not exist; train one with `bgbot train` "
+            f"(it writes runs/default/checkpoint.pt) and pass it with --checkpoint or ${CHECKPOINT_ENV}"
+        )
+    data = read_checkpoint(target)
+    return LoadedModel(net_from_checkpoint(data, target), target, data)
+
+
+def set_torch_threads(n: int) -> int:
+    """Use ``n`` torch threads in this process from now on; returns the previous count.
+
+    One position at a time (a checker play, a cube decision, a pit game) is many
+    small network calls: a second intra-op thread only spins, badly when the
+    other core is busy, so the CLI and the pit run those with ``n = 1``.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    return before
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with ``n`` torch threads (:func:`set_torch_threads`), then restore the previous count."""
+    before = set_torch_threads(n)
+    try:
+        yield
+    finally:
+        set_torch_threads(before)

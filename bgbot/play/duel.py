@@ -6,49 +6,31 @@ A *chooser* picks one move per game for a whole batch at once::
 
 ``before`` are the positions before the move (mover on roll), ``succ`` every
 legal result from the opponent's view and ``parent`` the row of ``before`` each
-came from (the output of :func:`bgbot.movegen.successors_batch`).
+came from (the output of :func:`bgbot.rules.movegen.successors_batch`).  Choosers are
+defined with the search (:mod:`bgbot.engine.search`).
 
 Duels use **duplicate dice**: game pair ``k`` is played twice with the same
 dice sequence and the seats swapped, so each player gets the rolls the other
 had; the statistics are taken over pairs.  (Cube play and external engines
-are in :mod:`bgbot.pit`.)
+are in :mod:`bgbot.play.pit`; both play what :mod:`bgbot.play.table` plays,
+this module many games at a time.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from bgbot.eval.evaluate import Evaluator, equity, segment_argmax, terminal_probs
+from bgbot.engine.search import Chooser, greedy_chooser, random_chooser
+from bgbot.eval.evaluate import terminal_probs
+from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position
 
-Chooser = Callable[[NDArray[np.int8], NDArray[np.int8], NDArray[np.int64]], NDArray[np.int64]]
-MAX_TURNS = 2000
-
-
-def greedy_chooser(evaluator: Evaluator) -> Chooser:
-    """1-ply: play the result whose evaluation (from the opponent's view) is worst for the opponent."""
-
-    def choose(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.int64]:
-        eq = -equity(evaluator(succ))
-        return segment_argmax(eq, parent, len(before))
-
-    return choose
-
-
-def random_chooser(seed: int) -> Chooser:
-    """A uniformly random legal move (seeded)."""
-    rng = np.random.default_rng(seed)
-
-    def choose(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.int64]:
-        return segment_argmax(rng.random(len(succ)), parent, len(before))
-
-    return choose
+MAX_TURNS = 2000  # a duel game still running after this many turns counts as a draw
 
 
 @dataclass(frozen=True)
@@ -77,12 +59,7 @@ class DuelResult:
 
 def _opening_and_dice(rng: np.random.Generator, pairs: int) -> NDArray[np.int8]:
     dice = rng.integers(1, 7, size=(pairs, MAX_TURNS, 2)).astype(np.int8)
-    # the opening roll is never a double: re-roll ties (as the opening roll does)
-    for _ in range(100):
-        tie = dice[:, 0, 0] == dice[:, 0, 1]
-        if not tie.any():
-            break
-        dice[tie, 0] = rng.integers(1, 7, size=(int(tie.sum()), 2))
+    reroll_opening_doubles(rng, dice[:, 0], np.ones(pairs, dtype=bool))  # in place: a view of the first rolls
     return dice
 
 
@@ -151,3 +128,6 @@ def duel(
         lose_gammon_rate=float((points_a <= -2).mean()),
         mean_turns=float(turns.mean()),
     )
+
+
+__all__ = ["MAX_TURNS", "Chooser", "DuelResult", "duel", "greedy_chooser", "random_chooser"]

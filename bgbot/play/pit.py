@@ -22,6 +22,7 @@ bot A and bot B (specs as :func:`bgbot.bots.parse_bot_spec`) and returns a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing as mp
@@ -182,6 +183,15 @@ def _seed_bot(bot: Bot, *seed: int) -> None:
         bot.rng = np.random.default_rng(list(seed))  # type: ignore[attr-defined]
 
 
+def _one_thread_if_bgbot(spec_a: BotSpec, spec_b: BotSpec) -> contextlib.AbstractContextManager[None]:
+    """One torch thread while a bgbot network plays (one position at a time); nothing to do otherwise."""
+    if "bgbot" not in (spec_a.kind, spec_b.kind):
+        return contextlib.nullcontext()
+    from bgbot.eval.nets import torch_threads
+
+    return torch_threads(1)
+
+
 def _play_pairs(
     spec_a: BotSpec,
     spec_b: BotSpec,
@@ -197,91 +207,81 @@ def _play_pairs(
     """
     rules = cfg.rules()
     bots: list[Bot] = []
-    threads = None
-    if "bgbot" in (spec_a.kind, spec_b.kind):
-        import torch
-
-        # one position at a time: a second intra-op thread only spins (badly on a busy machine)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-    try:
+    with _one_thread_if_bgbot(spec_a, spec_b):
         try:
-            bots.append(make_bot(spec_a, jacoby=cfg.jacoby, seed=cfg.seed))
-            bots.append(make_bot(spec_b, jacoby=cfg.jacoby, seed=cfg.seed + 1))
-        except BgbotError as exc:
-            emit(("fatal", f"cannot start a bot: {exc}"))
-            return
-        a, b = bots
-        save = Path(cfg.save_games) if cfg.save_games else None
-        names_ab = (short_name(spec_a), short_name(spec_b))
-        if names_ab[0] == names_ab[1]:
-            names_ab = (f"A-{names_ab[0]}", f"B-{names_ab[1]}")
+            try:
+                bots.append(make_bot(spec_a, jacoby=cfg.jacoby, seed=cfg.seed))
+                bots.append(make_bot(spec_b, jacoby=cfg.jacoby, seed=cfg.seed + 1))
+            except BgbotError as exc:
+                emit(("fatal", f"cannot start a bot: {exc}"))
+                return
+            a, b = bots
+            save = Path(cfg.save_games) if cfg.save_games else None
+            names_ab = (short_name(spec_a), short_name(spec_b))
+            if names_ab[0] == names_ab[1]:
+                names_ab = (f"A-{names_ab[0]}", f"B-{names_ab[1]}")
 
-        def reset_after_fault(res: GameResult, seats: tuple[Bot, Bot]) -> None:
-            # a dead or silent engine is restarted (its answers may be out of step); EngineError here stops
-            # the duel.  A wrong answer leaves the conversation in step: no restart needed.
-            if res.fault is not None and res.fault.engine_failed:
-                seats[res.fault.player].reset()
+            def reset_after_fault(res: GameResult, seats: tuple[Bot, Bot]) -> None:
+                # a dead or silent engine is restarted (its answers may be out of step); EngineError here stops
+                # the duel.  A wrong answer leaves the conversation in step: no restart needed.
+                if res.fault is not None and res.fault.engine_failed:
+                    seats[res.fault.player].reset()
 
-        for pair in pairs:
-            for leg in (0, 1):
-                if stop():
-                    return
-                seats = (a, b) if leg == 0 else (b, a)
-                _seed_bot(a, cfg.seed, pair, leg, 0)
-                _seed_bot(b, cfg.seed, pair, leg, 1)
-                games: list[GameResult] = []
-                a_seat = 0 if leg == 0 else 1
-                fatal: str | None = None
-                won: bool | None = None
-                score = (0, 0)
-                try:
+            for pair in pairs:
+                for leg in (0, 1):
+                    if stop():
+                        return
+                    seats = (a, b) if leg == 0 else (b, a)
+                    _seed_bot(a, cfg.seed, pair, leg, 0)
+                    _seed_bot(b, cfg.seed, pair, leg, 1)
+                    games: list[GameResult] = []
+                    a_seat = 0 if leg == 0 else 1
+                    fatal: str | None = None
+                    won: bool | None = None
+                    score = (0, 0)
+                    try:
+                        if cfg.match_length:
+                            m = play_match(
+                                seats, cfg.match_length,
+                                lambda g, pair=pair: np.random.default_rng([cfg.seed, pair, g]),
+                                rules, record=save is not None,
+                                on_game=lambda res, _score, seats=seats, games=games: (
+                                    games.append(res), reset_after_fault(res, seats)),
+                            )
+                            won = None if m.winner is None else m.winner == a_seat
+                        else:
+                            res = play_game(
+                                seats, np.random.default_rng([cfg.seed, pair]), rules, record=save is not None
+                            )
+                            games.append(res)
+                            reset_after_fault(res, seats)
+                    except EngineError as exc:
+                        fatal = f"stopped at pair {pair}: a bot could not be restarted: {exc}"
                     if cfg.match_length:
-                        m = play_match(
-                            seats, cfg.match_length,
-                            lambda g, pair=pair: np.random.default_rng([cfg.seed, pair, g]),
-                            rules, record=save is not None,
-                            on_game=lambda res, _score, seats=seats, games=games: (
-                                games.append(res), reset_after_fault(res, seats)),
-                        )
-                        won = None if m.winner is None else m.winner == a_seat
-                    else:
-                        res = play_game(
-                            seats, np.random.default_rng([cfg.seed, pair]), rules, record=save is not None
-                        )
-                        games.append(res)
-                        reset_after_fault(res, seats)
-                except EngineError as exc:
-                    fatal = f"stopped at pair {pair}: a bot could not be restarted: {exc}"
-                if cfg.match_length:
-                    score = (sum(g.points for g in games if g.winner == a_seat),
-                             sum(g.points for g in games if g.winner == 1 - a_seat))
-                summary = LegSummary(
-                    pair, leg, tuple(_summarise(g, pair, leg, i) for i, g in enumerate(games)),
-                    score[0], score[1], won,
-                )
-                if save is not None:
-                    from bgbot.formats.records import write_mat
-
-                    specs = (spec_a, spec_b) if leg == 0 else (spec_b, spec_a)
-                    names = (names_ab[0], names_ab[1]) if leg == 0 else (names_ab[1], names_ab[0])
-                    write_mat(
-                        save / f"pair{pair:05d}-{leg + 1}.mat", games, names,
-                        cfg.match_length, site="bgbot pit", jacoby=cfg.jacoby if cfg.cube else None,
-                        comments=(f"player 1: {specs[0].text}", f"player 2: {specs[1].text}",
-                                  f"duplicate pair {pair}, seed {cfg.seed}"),
+                        score = (sum(g.points for g in games if g.winner == a_seat),
+                                 sum(g.points for g in games if g.winner == 1 - a_seat))
+                    summary = LegSummary(
+                        pair, leg, tuple(_summarise(g, pair, leg, i) for i, g in enumerate(games)),
+                        score[0], score[1], won,
                     )
-                emit(summary)
-                if fatal is not None:
-                    emit(("fatal", fatal))
-                    return
-    finally:
-        for bot in bots:
-            bot.close()
-        if threads is not None:
-            import torch
+                    if save is not None:
+                        from bgbot.formats.records import write_mat
 
-            torch.set_num_threads(threads)
+                        specs = (spec_a, spec_b) if leg == 0 else (spec_b, spec_a)
+                        names = (names_ab[0], names_ab[1]) if leg == 0 else (names_ab[1], names_ab[0])
+                        write_mat(
+                            save / f"pair{pair:05d}-{leg + 1}.mat", games, names,
+                            cfg.match_length, site="bgbot pit", jacoby=cfg.jacoby if cfg.cube else None,
+                            comments=(f"player 1: {specs[0].text}", f"player 2: {specs[1].text}",
+                                      f"duplicate pair {pair}, seed {cfg.seed}"),
+                        )
+                    emit(summary)
+                    if fatal is not None:
+                        emit(("fatal", fatal))
+                        return
+        finally:
+            for bot in bots:
+                bot.close()
 
 
 def _worker_main(

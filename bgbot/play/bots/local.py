@@ -17,7 +17,7 @@ from bgbot.rules.position import Position
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
     from bgbot.engine.cube import CubeDecision
-    from bgbot.play.duel import Chooser
+    from bgbot.engine.search import Chooser
 
 
 def _choose(chooser: Chooser, pos: Position, dice: Dice) -> Position:
