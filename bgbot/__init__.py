@@ -47,6 +47,7 @@ _LAZY = {
     "PositionClass": "bgbot.rules.position",
     "Outcome": "bgbot.rules.position",
     "MatchState": "bgbot.rules.matchstate",
+    "CubeState": "bgbot.rules.matchstate",
     "render_board": "bgbot.formats.board",
     "encode_match_id": "bgbot.formats.ids",
     "decode_match_id": "bgbot.formats.ids",

@@ -15,8 +15,7 @@ from conftest import read_jsonl
 
 import bgbot
 from bgbot.cli.main import main
-from bgbot.engine.api import Engine, check_cube_args
-from bgbot.eval.nets import DEFAULT_MODEL
+from bgbot.engine.api import Engine
 from bgbot.engine.cube import CONTACT_X, match_cube_decision, money_cube_decision
 from bgbot.engine.met import load_met
 from bgbot.engine.search import lookahead_probs
@@ -30,9 +29,9 @@ from bgbot.errors import (
 )
 from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.evaluate import NetEvaluator, equity
-from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+from bgbot.eval.nets import DEFAULT_MODEL, ModelSpec, ValueNet, save_checkpoint
 from bgbot.formats.ids import format_xgid
-from bgbot.rules.matchstate import MatchState
+from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position
 
@@ -147,7 +146,7 @@ def test_money_cube_action_is_the_cube_model_on_the_engine_probs(engine: Engine)
     for ply in (1, 2):
         probs = engine.evaluate(pos, ply)
         assert engine.cube_action(pos, ply=ply) == money_cube_decision(probs, x=CONTACT_X)
-    d2 = engine.cube_action(pos, cube=2, owner="me", ply=1)
+    d2 = engine.cube_action(pos, CubeState(cube=2, owner="me"), ply=1)
     assert d2 == money_cube_decision(engine.evaluate(pos), cube_value=2, owner="me", x=CONTACT_X)
 
 
@@ -157,7 +156,7 @@ def test_cube_action_on_reference_positions_follows_gnubg_given_its_probs(engine
     agree = 0
     for row in rows:
         owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
-        d = engine.cube_action(row["position"], cube=row["cube"]["value"], owner=owner, probs=row["probs"])
+        d = engine.cube_action(row["position"], CubeState(cube=row["cube"]["value"], owner=owner), probs=row["probs"])
         agree += d.action == row["decision"]
         assert d.equity_double_pass == 1.0
     assert agree / len(rows) >= 0.9
@@ -166,13 +165,13 @@ def test_cube_action_on_reference_positions_follows_gnubg_given_its_probs(engine
 def test_match_cube_action(engine: Engine) -> None:
     pos = Position.from_id(read_jsonl("benchmark/cube.jsonl")[5]["position"])
     probs = engine.evaluate(pos)
-    d = engine.cube_action(pos, match=7, score=(2, 4))
+    d = engine.cube_action(pos, CubeState(match=7, score=(2, 4)))
     ref = match_cube_decision(
         probs, met=load_met(), match_length=7, away_me=5, away_opp=3, x=engine.cube_efficiency(pos)
     )
     assert d == ref
-    assert engine.cube_action(pos, match=7, score="2-4") == ref
-    crawford = engine.cube_action(pos, match=7, score=(6, 3), crawford=True)
+    assert engine.cube_action(pos, CubeState(match=7, score="2-4")) == ref
+    crawford = engine.cube_action(pos, CubeState(match=7, score=(6, 3), crawford=True))
     assert not crawford.can_double
 
 
@@ -194,9 +193,9 @@ def test_match_cube_action(engine: Engine) -> None:
 )
 def test_impossible_cube_situations(engine: Engine, kwargs: dict, error: type, quoted: str) -> None:
     with pytest.raises(error, match=re.escape(quoted)):
-        engine.cube_action(Position.start(), **kwargs)
+        engine.cube_action(Position.start(), CubeState(**kwargs))
     with pytest.raises(error):
-        check_cube_args(**kwargs)
+        CubeState(**kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -261,14 +260,15 @@ def test_cli_cube_reads_cube_and_score_from_the_position(
     assert code == 0
     data = json.loads(out)
     assert (data["match"], data["score"], data["cube"]) == (7, [2, 4], {"value": 2, "owner": "opp"})
-    ref = engine.cube_action(pos, cube=2, owner="opp", match=7, score=(2, 4))
+    ref = engine.cube_action(pos, CubeState(cube=2, owner="opp", match=7, score=(2, 4)))
     assert data["action"] == ref.action == "no_double" and not data["can_double"]
     assert data["equity_no_double"] == pytest.approx(ref.equity_no_double)
     # options override the position's state
     code, out, _ = run_cli(
         capsys, "cube", format_xgid(pos, state), "--json", "--owner", "me", "--checkpoint", str(ckpt)
     )
-    assert json.loads(out)["action"] == engine.cube_action(pos, cube=2, owner="me", match=7, score=(2, 4)).action
+    mine = CubeState(cube=2, owner="me", match=7, score=(2, 4))
+    assert json.loads(out)["action"] == engine.cube_action(pos, mine).action
 
 
 def test_cli_cube_text(capsys: pytest.CaptureFixture[str], ckpt: Path) -> None:

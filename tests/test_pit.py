@@ -29,7 +29,7 @@ from bgbot.play.match import play_match
 from bgbot.play.pit import PitConfig, run_pit
 from bgbot.play.table import Rules, play_game
 from bgbot.rules.dice import opening_roll
-from bgbot.rules.matchstate import MatchState
+from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.movegen import successors
 from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position, parse_gnubg_position_id
@@ -160,8 +160,9 @@ def test_bgbot_bot_cube_actions_follow_its_engine(tiny_ckpt: Path) -> None:
     assert isinstance(bot, BgbotBot)
     pos = Position.start()
     for state in (MatchState(), MatchState(match_length=5, score=(1, 3)), MatchState(cube_value=2, cube_owner=0)):
-        d = bot.engine.cube_action(pos, cube=state.cube_value, owner=state.cube_owner_relative(),
-                                   match=state.match_length, score=state.score)
+        d = bot.engine.cube_action(pos, CubeState(cube=state.cube_value, owner=state.cube_owner_relative(),
+                                                  match=state.match_length, score=state.score))
+        assert d == bot.engine.cube_action(pos, state)  # a MatchState is read from its side on roll
         assert bot.double(pos, state) == d.doubles
         taker = MatchState(match_length=state.match_length, score=state.score, cube_value=state.cube_value,
                            cube_owner=state.cube_owner, doubled=True)

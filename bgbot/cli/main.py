@@ -170,10 +170,11 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     import dataclasses
     import json
 
-    from bgbot.engine.api import check_cube_args, describe_action, position_ids, probs_dict
+    from bgbot.engine.api import describe_action, position_ids, probs_dict
     from bgbot.engine.search import check_ply
     from bgbot.eval.evaluate import equity
     from bgbot.formats.parse import parse_position_and_state
+    from bgbot.rules.matchstate import CubeState
 
     pos, state = parse_position_and_state(args.position)
     ply = check_ply(args.ply)
@@ -185,7 +186,7 @@ def _cmd_cube(args: argparse.Namespace) -> int:
         crawford, jacoby = state.crawford, state.jacoby and state.is_money
     if args.match is not None and args.score is None:
         score = (0, 0)  # a new match length makes the position's score meaningless
-    cube, owner, match, score, crawford, jacoby = check_cube_args(
+    cs = CubeState(
         cube if args.cube is None else args.cube,
         owner if args.owner is None else args.owner,
         match if args.match is None else args.match,
@@ -193,11 +194,11 @@ def _cmd_cube(args: argparse.Namespace) -> int:
         crawford or args.crawford,
         jacoby or args.jacoby,
     )
+    cube, owner, match, score, crawford, jacoby = cs.cube, cs.owner, cs.match, cs.score, cs.crawford, cs.jacoby
     engine = _load_engine(args)
     probs = engine.evaluate(pos, ply)
     x = engine.cube_efficiency(pos)
-    d = engine.cube_action(pos, cube=cube, owner=owner, match=match, score=score, crawford=crawford,
-                           jacoby=jacoby, ply=ply, x=x, probs=probs)
+    d = engine.cube_action(pos, cs, ply=ply, x=x, probs=probs)
     if args.json:
         print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
                           "cube": {"value": cube, "owner": owner}, "match": match, "score": list(score),

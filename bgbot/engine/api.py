@@ -17,18 +17,15 @@ one-sided bear-off database instead of the network.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bgbot.engine.cube import (
     BEAROFF_X,
-    OWNERS,
     CubeDecision,
-    Owner,
     cube_efficiency,
     match_cube_decision,
     money_cube_decision,
@@ -43,8 +40,9 @@ from bgbot.engine.search import (
     lookahead_probs,
     search_chooser,
 )
-from bgbot.errors import InvalidCubeError, InvalidPositionError, InvalidScoreError
+from bgbot.errors import InvalidPositionError, InvalidScoreError
 from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity
+from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.position import Position
 
 if TYPE_CHECKING:
@@ -54,17 +52,11 @@ if TYPE_CHECKING:
     from bgbot.engine.search import Chooser
     from bgbot.eval.bearoff import BearoffDB
     from bgbot.eval.nets import ValueNet
-    from bgbot.rules.matchstate import MatchState
 
 __all__ = [
     "Engine",
     "InvalidScoreError",
-    "check_cube_args",
     "describe_action",
-    "parse_cube_value",
-    "parse_match",
-    "parse_owner",
-    "parse_score",
     "position_ids",
     "probs_dict",
 ]
@@ -79,109 +71,6 @@ def _as_position(pos: Position | str) -> Position:
 
         return parse_position(pos)
     raise InvalidPositionError(f"expected a Position or a position ID text, got {pos!r}")
-
-
-# ---------------------------------------------------------------------------
-# parsing of the cube and score arguments (API and CLI share them)
-# ---------------------------------------------------------------------------
-
-
-def parse_cube_value(value: object) -> int:
-    """A cube value: a power of two from 1 to 64, as an int or text (``InvalidCubeError`` otherwise)."""
-    v: object = value
-    if isinstance(value, str) and value.strip().isdigit():
-        v = int(value.strip())
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64 or v & (v - 1):
-        raise InvalidCubeError(f"the cube value must be a power of two from 1 to 64, got {value!r}")
-    return v
-
-
-def parse_owner(value: object) -> Owner:
-    """Cube owner seen from the side on roll: ``'center'`` (or ``'centre'``), ``'me'`` or ``'opp'``."""
-    text = value.strip().lower() if isinstance(value, str) else value
-    if text == "centre":
-        text = "center"
-    if text not in OWNERS:
-        raise InvalidCubeError(f"the cube owner must be one of me, opp, center, got {value!r}")
-    return cast("Owner", text)
-
-
-def parse_score(value: object) -> tuple[int, int]:
-    """A score ``(side on roll, opponent)`` in points won so far: a pair of ints or text like ``'2-4'``."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d{1,5})\s*[-:,/ ]\s*(\d{1,5})\s*", value)
-        if not m:
-            raise InvalidScoreError(f"a score is two numbers like '2-4' (side on roll first), got {value!r}")
-        return int(m.group(1)), int(m.group(2))
-    try:
-        a, b = value  # type: ignore[misc]
-    except (TypeError, ValueError):
-        raise InvalidScoreError(f"a score is two integers (side on roll, opponent), got {value!r}") from None
-    if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 0 for s in (a, b)):
-        raise InvalidScoreError(f"a score is two integers >= 0 (side on roll, opponent), got {value!r}")
-    return int(a), int(b)
-
-
-def parse_match(value: object) -> int:
-    """A match length in points (0 = money game), as an int or text (``InvalidScoreError`` otherwise)."""
-    v: object = value
-    if isinstance(value, str) and value.strip().isdigit():
-        v = int(value.strip())
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise InvalidScoreError(f"the match length is a whole number of points (0 = money game), got {value!r}")
-    return v
-
-
-def check_cube_args(
-    cube: object = 1,
-    owner: object = "center",
-    match: object = 0,
-    score: object = (0, 0),
-    crawford: object = False,
-    jacoby: object = False,
-    *,
-    max_match: int = 25,
-) -> tuple[int, Owner, int, tuple[int, int], bool, bool]:
-    """Validate a cube situation; returns ``(cube, owner, match, score, crawford, jacoby)`` normalised.
-
-    Arguments as :meth:`Engine.cube_action` (owner and score seen from the
-    side on roll).  Raises :class:`~bgbot.cube.InvalidCubeError` for a cube
-    that cannot be (an owned cube at 1, a centred cube above 1 in a match, a
-    turned cube in the Crawford game) and :class:`InvalidScoreError` for a
-    score that does not fit the match.
-    """
-    value = parse_cube_value(cube)
-    own = parse_owner(owner)
-    length = parse_match(match)
-    me, opp = parse_score(score)
-    if not isinstance(crawford, bool) or not isinstance(jacoby, bool):
-        raise InvalidScoreError(f"crawford and jacoby are True or False, got {crawford!r} and {jacoby!r}")
-    if own != "center" and value == 1:
-        raise InvalidCubeError(f"an owned cube has been turned, so it is at least 2: owner {own!r}, cube 1")
-    if length == 0:
-        if (me, opp) != (0, 0):
-            raise InvalidScoreError(f"a money game has no score, got {score!r} (give a match length)")
-        if crawford:
-            raise InvalidScoreError("the Crawford rule belongs to matches, not to a money game (match 0)")
-        return value, own, 0, (0, 0), False, jacoby
-    if jacoby:
-        raise InvalidScoreError("the Jacoby rule applies to money games only, not to a match")
-    if length > max_match:
-        raise InvalidScoreError(f"match length {length!r} is beyond the {max_match}-point match equity table")
-    if not (me < length and opp < length):
-        raise InvalidScoreError(
-            f"score {me}-{opp} is impossible in a {length}-point match (both must be below {length})"
-        )
-    if own == "center" and value != 1:
-        raise InvalidCubeError(f"a centred cube in a match is always 1, got cube {value!r} owned by nobody")
-    if crawford:
-        if (me == length - 1) == (opp == length - 1):
-            raise InvalidScoreError(
-                f"the Crawford game needs exactly one side 1-away, got {me}-{opp} in a {length}-point match"
-            )
-        if value != 1:
-            raise InvalidCubeError(f"the cube is out of play in the Crawford game, got cube {value!r}")
-    return value, own, length, (me, opp), crawford, False
 
 
 def describe_action(decision: CubeDecision, owner: str) -> str:
@@ -304,61 +193,59 @@ class Engine:
     def cube_action(
         self,
         pos: Position | str,
+        state: CubeState | MatchState | None = None,
         *,
-        cube: int = 1,
-        owner: str = "center",
-        match: int = 0,
-        score: tuple[int, int] | str = (0, 0),
-        crawford: bool = False,
-        jacoby: bool = False,
         ply: int = 1,
         x: float | None = None,
         probs: Sequence[float] | None = None,
     ) -> CubeDecision:
-        """The cube decision of the side on roll, before it rolls.
+        """The cube decision of the side on roll in ``pos`` (its view), before it rolls.
 
-        ``cube``/``owner``: the cube's value and owner seen from the side on
-        roll (``'center'``, ``'me'``, ``'opp'``).  ``match``: the match length
-        (0 = money game); ``score``: points won so far as ``(side on roll,
-        opponent)`` or text ``'2-4'``; ``crawford``: this is the Crawford game.
-        ``jacoby`` applies to money games only.  The cubeless probabilities
-        come from :meth:`evaluate` at ``ply``; ``x`` is the cube efficiency
-        (default: gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in
-        other races).  ``probs`` skips the evaluation: cubeless
-        probabilities of the side on roll to decide from (for example from
-        :meth:`evaluate`, already computed).  Equities are normalised to the
-        cube value (see :class:`~bgbot.cube.CubeDecision`).
+        ``state`` is the cube and score: a :class:`~bgbot.rules.matchstate.CubeState`
+        (seen from the side on roll), a :class:`~bgbot.rules.matchstate.MatchState`
+        (whose ``on_roll`` is the side on roll of ``pos``), or None for a money
+        game with the cube centred.  The cubeless probabilities come from
+        :meth:`evaluate` at ``ply``; ``x`` is the cube efficiency (default:
+        gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in other races).
+        ``probs`` skips the evaluation: cubeless probabilities of the side on
+        roll to decide from (for example from :meth:`evaluate`, already
+        computed).  Equities are normalised to the cube value (see
+        :class:`~bgbot.engine.cube.CubeDecision`).
         """
         p = _as_position(pos)
         if p.is_game_over():
             raise InvalidPositionError(f"the game is over in {p.gnubg_id()!r}: there is no cube decision")
-        value, own, length, (me, opp), crawford, jacoby = check_cube_args(
-            cube, owner, match, score, crawford, jacoby, max_match=self.met.length
-        )
+        cs = self.cube_state(state)
         if probs is None:
             probs = self.evaluate(p, ply)
         else:
             check_ply(ply)
         xv = self.cube_efficiency(p) if x is None else x
-        if length == 0:
-            return money_cube_decision(
-                probs,
-                cube_value=value,
-                owner=own,
-                x=xv,
-                jacoby=jacoby,
-            )
+        if cs.is_money:
+            return money_cube_decision(probs, cube_value=cs.cube, owner=cs.owner, x=xv, jacoby=cs.jacoby)
+        away_me, away_opp = cs.away
         return match_cube_decision(
             probs,
             met=self.met,
-            match_length=length,
-            away_me=length - me,
-            away_opp=length - opp,
-            cube_value=value,
-            owner=own,
-            crawford=crawford,
+            match_length=cs.match,
+            away_me=away_me,
+            away_opp=away_opp,
+            cube_value=cs.cube,
+            owner=cs.owner,
+            crawford=cs.crawford,
             x=xv,
         )
+
+    def cube_state(self, state: CubeState | MatchState | None) -> CubeState:
+        """``state`` as a :class:`CubeState` this engine can decide on (its MET covers the match)."""
+        cs = CubeState() if state is None else CubeState.of(state) if isinstance(state, MatchState) else state
+        if not isinstance(cs, CubeState):
+            raise InvalidScoreError(f"a cube state is a CubeState or a MatchState, got {state!r}")
+        if cs.match > self.met.length:
+            raise InvalidScoreError(
+                f"match length {cs.match!r} is beyond the {self.met.length}-point match equity table"
+            )
+        return cs
 
     def cube_efficiency(self, pos: Position) -> float:
         """gnubg's cube efficiency for ``pos``: 0.68 with contact, 0.6 in bear-offs, pip-based in races."""

@@ -79,6 +79,7 @@ from typing import Literal
 
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
+from bgbot.rules.matchstate import OWNERS, Owner
 
 __all__ = [
     "ACTIONS",
@@ -102,10 +103,8 @@ __all__ = [
     "take_point_money",
 ]
 
-Owner = Literal["center", "me", "opp"]
 Action = Literal["no_double", "double_take", "double_pass", "too_good_take", "too_good_pass"]
 
-OWNERS: tuple[str, ...] = ("center", "me", "opp")
 ACTIONS: tuple[str, ...] = ("no_double", "double_take", "double_pass", "too_good_take", "too_good_pass")
 
 # gnubg's cube efficiencies (eval.c, EvalEfficiency).

@@ -28,7 +28,7 @@ import numpy as np
 from bgbot.errors import InvalidMoveError, QuitSession
 from bgbot.formats.records import RecordEntry
 from bgbot.play.bots.base import BaseBot
-from bgbot.play.bots.local import BgbotBot, cube_args
+from bgbot.play.bots.local import BgbotBot
 from bgbot.play.match import play_match
 from bgbot.play.table import GameResult, Rules, play_game
 from bgbot.rules.dice import Dice
@@ -113,7 +113,7 @@ class HumanBot(BaseBot):
         from bgbot.engine.api import describe_action
 
         d = self.engine.decision(pos, state)
-        return f"bgbot's view ({self.engine.cube_ply}-ply): {describe_action(d, cube_args(pos, state)['owner'])}"  # type: ignore[arg-type]
+        return f"bgbot's view ({self.engine.cube_ply}-ply): {describe_action(d, state.cube_owner_relative())}"
 
     def double(self, pos: Position, state: MatchState) -> bool:
         """Ask ``roll`` or ``double`` before the human's roll."""

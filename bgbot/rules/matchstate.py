@@ -29,13 +29,14 @@ Limits decided here (and why):
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal, NoReturn, cast
 
-from bgbot.errors import InvalidIdError
+from bgbot.errors import InvalidCubeError, InvalidIdError, InvalidScoreError
 
 MAX_FIELD = 2**15 - 1  # the Match ID's 15-bit score and length fields
-MAX_CUBE = 2**15  # 4 bits of log2 in the Match ID
+MATCH_ID_MAX_CUBE = 2**15  # 4 bits of log2 in the Match ID: the highest cube a state can hold
 
 # gnubg's game states (Match ID bits 9-11)
 GAME_NONE, GAME_PLAYING, GAME_OVER, GAME_RESIGNED, GAME_DROP = range(5)
@@ -105,10 +106,10 @@ class MatchState:
             _bad(f"score must be two integers, got {self.score!r}")
         for s in self.score:
             _int_field("score", s, 0, MAX_FIELD, whole=self.score)
-        _int_field("cube_value", self.cube_value, 1, MAX_CUBE)
+        _int_field("cube_value", self.cube_value, 1, MATCH_ID_MAX_CUBE)
         if not _is_power_of_two(self.cube_value):
             _bad(f"cube_value must be a power of two, got {self.cube_value!r}")
-        _int_field("max_cube", self.max_cube, 1, MAX_CUBE)
+        _int_field("max_cube", self.max_cube, 1, MATCH_ID_MAX_CUBE)
         if not _is_power_of_two(self.max_cube):
             _bad(f"max_cube must be a power of two, got {self.max_cube!r}")
         if self.cube_owner not in (-1, 0, 1) or isinstance(self.cube_owner, bool):
@@ -234,3 +235,162 @@ def _int_field(name: str, value: object, lo: int, hi: int, *, whole: object = No
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         shown = whole if whole is not None else value
         _bad(f"{name} must be an integer {lo}..{hi}, got {shown!r}")
+
+
+# ---------------------------------------------------------------------------
+# the cube situation seen from the side on roll (what the engine decides on)
+# ---------------------------------------------------------------------------
+
+Owner = Literal["center", "me", "opp"]
+OWNERS: tuple[str, ...] = ("center", "me", "opp")
+MAX_MATCH = 25  # the longest match the match equity tables cover
+
+
+def parse_cube_value(value: object) -> int:
+    """A cube value: a power of two from 1 to 64, as an int or text (``InvalidCubeError`` otherwise)."""
+    v: object = value
+    if isinstance(value, str) and value.strip().isdigit():
+        v = int(value.strip())
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64 or v & (v - 1):
+        raise InvalidCubeError(f"the cube value must be a power of two from 1 to 64, got {value!r}")
+    return v
+
+
+def parse_owner(value: object) -> Owner:
+    """Cube owner seen from the side on roll: ``'center'`` (or ``'centre'``), ``'me'`` or ``'opp'``."""
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text == "centre":
+        text = "center"
+    if text not in OWNERS:
+        raise InvalidCubeError(f"the cube owner must be one of me, opp, center, got {value!r}")
+    return cast("Owner", text)
+
+
+def parse_score(value: object) -> tuple[int, int]:
+    """A score ``(side on roll, opponent)`` in points won so far: a pair of ints or text like ``'2-4'``."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d{1,5})\s*[-:,/ ]\s*(\d{1,5})\s*", value)
+        if not m:
+            raise InvalidScoreError(f"a score is two numbers like '2-4' (side on roll first), got {value!r}")
+        return int(m.group(1)), int(m.group(2))
+    try:
+        a, b = value  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise InvalidScoreError(f"a score is two integers (side on roll, opponent), got {value!r}") from None
+    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0 for s in (a, b)):
+        raise InvalidScoreError(f"a score is two integers >= 0 (side on roll, opponent), got {value!r}")
+    return int(a), int(b)
+
+
+def parse_match(value: object) -> int:
+    """A match length in points (0 = money game), as an int or text (``InvalidScoreError`` otherwise)."""
+    v: object = value
+    if isinstance(value, str) and value.strip().isdigit():
+        v = int(value.strip())
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise InvalidScoreError(f"the match length is a whole number of points (0 = money game), got {value!r}")
+    return v
+
+
+def _check_cube_state(
+    cube: object,
+    owner: object,
+    match: object,
+    score: object,
+    crawford: object,
+    jacoby: object,
+    max_match: int = MAX_MATCH,
+) -> tuple[int, Owner, int, tuple[int, int], bool, bool]:
+    """Validate a cube situation; returns ``(cube, owner, match, score, crawford, jacoby)`` normalised.
+
+    Raises :class:`~bgbot.errors.InvalidCubeError` for a cube that cannot be
+    (an owned cube at 1, a centred cube above 1 in a match, a turned cube in
+    the Crawford game) and :class:`~bgbot.errors.InvalidScoreError` for a
+    score that does not fit the match.
+    """
+    value = parse_cube_value(cube)
+    own = parse_owner(owner)
+    length = parse_match(match)
+    me, opp = parse_score(score)
+    if not isinstance(crawford, bool) or not isinstance(jacoby, bool):
+        raise InvalidScoreError(f"crawford and jacoby are True or False, got {crawford!r} and {jacoby!r}")
+    if own != "center" and value == 1:
+        raise InvalidCubeError(f"an owned cube has been turned, so it is at least 2: owner {own!r}, cube 1")
+    if length == 0:
+        if (me, opp) != (0, 0):
+            raise InvalidScoreError(f"a money game has no score, got {score!r} (give a match length)")
+        if crawford:
+            raise InvalidScoreError("the Crawford rule belongs to matches, not to a money game (match 0)")
+        return value, own, 0, (0, 0), False, jacoby
+    if jacoby:
+        raise InvalidScoreError("the Jacoby rule applies to money games only, not to a match")
+    if length > max_match:
+        raise InvalidScoreError(f"match length {length!r} is beyond the {max_match}-point match equity table")
+    if not (me < length and opp < length):
+        raise InvalidScoreError(
+            f"score {me}-{opp} is impossible in a {length}-point match (both must be below {length})"
+        )
+    if own == "center" and value != 1:
+        raise InvalidCubeError(f"a centred cube in a match is always 1, got cube {value!r} owned by nobody")
+    if crawford:
+        if (me == length - 1) == (opp == length - 1):
+            raise InvalidScoreError(
+                f"the Crawford game needs exactly one side 1-away, got {me}-{opp} in a {length}-point match"
+            )
+        if value != 1:
+            raise InvalidCubeError(f"the cube is out of play in the Crawford game, got cube {value!r}")
+    return value, own, length, (me, opp), crawford, False
+
+
+@dataclass(frozen=True)
+class CubeState:
+    """The cube and score **seen from the side on roll**: what a cube decision or a checker play depends on.
+
+    ``cube``/``owner``: the cube's value and owner (``'center'``, ``'me'``,
+    ``'opp'``).  ``match``: the match length (0 = money game); ``score``: points
+    won so far as ``(side on roll, opponent)`` (text ``'2-4'`` is accepted);
+    ``crawford``: this is the Crawford game; ``jacoby`` (money only).  Built
+    from text or numbers, validated and normalised on construction: an
+    impossible situation raises :class:`~bgbot.errors.InvalidCubeError` or
+    :class:`~bgbot.errors.InvalidScoreError` quoting it.
+
+    >>> CubeState(cube=2, owner="me", match=7, score="2-4").away
+    (5, 3)
+    """
+
+    cube: int = 1
+    owner: Owner = "center"
+    match: int = 0
+    score: tuple[int, int] = (0, 0)
+    crawford: bool = False
+    jacoby: bool = False
+
+    def __post_init__(self) -> None:
+        values = _check_cube_state(self.cube, self.owner, self.match, self.score, self.crawford, self.jacoby)
+        for name, value in zip(("cube", "owner", "match", "score", "crawford", "jacoby"), values, strict=True):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, state: MatchState) -> CubeState:
+        """The situation of ``state.on_roll``'s side in ``state`` (absolute players made relative)."""
+        me = state.on_roll
+        return cls(
+            cube=state.cube_value,
+            owner=state.cube_owner_relative(),
+            match=state.match_length,
+            score=(state.score[me], state.score[1 - me]) if state.match_length else (0, 0),
+            crawford=state.crawford,
+            jacoby=state.jacoby and not state.match_length,
+        )
+
+    @property
+    def is_money(self) -> bool:
+        """True for a money game (``match == 0``)."""
+        return self.match == 0
+
+    @property
+    def away(self) -> tuple[int, int]:
+        """Points each side still needs ``(side on roll, opponent)``; ``(0, 0)`` in a money game."""
+        if not self.match:
+            return (0, 0)
+        return self.match - self.score[0], self.match - self.score[1]

@@ -73,19 +73,6 @@ class PubevalBot(BaseBot):
         return _choose(self._choose, pos, dice)
 
 
-def cube_args(pos: Position, state: MatchState) -> dict[str, object]:
-    """Keyword arguments of :meth:`bgbot.engine.Engine.cube_action` for ``state.on_roll``'s side."""
-    me = state.on_roll
-    return {
-        "cube": state.cube_value,
-        "owner": state.cube_owner_relative(),
-        "match": state.match_length,
-        "score": (state.score[me], state.score[1 - me]) if state.match_length else (0, 0),
-        "crawford": state.crawford,
-        "jacoby": state.jacoby and not state.match_length,
-    }
-
-
 class BgbotBot(BaseBot):
     """bgbot's engine: checker play at ``ply`` (XG numbering, 1 = the network alone), cube at ``cube_ply``.
 
@@ -124,7 +111,7 @@ class BgbotBot(BaseBot):
 
     def decision(self, pos: Position, state: MatchState) -> CubeDecision:
         """The cube decision of the side on roll in ``pos`` (its view), normalised to the cube value."""
-        return self.engine.cube_action(pos, ply=self.cube_ply, **cube_args(pos, state))  # type: ignore[arg-type]
+        return self.engine.cube_action(pos, state, ply=self.cube_ply)
 
     def double(self, pos: Position, state: MatchState) -> bool:
         """Doubles when the engine says double/take or double/pass."""
