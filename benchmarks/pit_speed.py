@@ -34,6 +34,7 @@ from bgbot.eval.pubeval import choose
 from bgbot.play.bots.gnubg import GnubgBot
 from bgbot.play.duel import duel
 from bgbot.play.pit import PitConfig, run_pit
+from bgbot.play.table import Rules
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import Position
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ref = duel(choose, choose, (args.games + 1) // 2, seed=1)
     ref_gpm = show("reference: bgbot.duel lock-step pubeval vs pubeval", ref.games, time.perf_counter() - t0)
     for workers in sorted({1, args.workers}):
-        r = run_pit("pubeval", "pubeval", PitConfig(games=args.games, seed=1, cube=False, workers=workers))
+        r = run_pit("pubeval", "pubeval", PitConfig(games=args.games, seed=1, rules=Rules(cube=False), workers=workers))
         show(f"pit pubeval vs pubeval, {workers} worker{'s' * (workers > 1)}", r.games, r.elapsed_s,
              f"(x{gpm_ratio(r.games_per_minute, ref_gpm)} of lock-step; {r.ms_per_decision['A']:.2f} ms/decision)")
     if args.skip_gnubg:
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     rt = socket_round_trip_ms()
     print(f"{'reference: gnubg 0-ply socket round trip (move board)':<52} {rt:.2f} ms")
     for cube in (False, True):
-        r = run_pit(bgbot, "gnubg:ply=0", PitConfig(games=args.games, seed=1, cube=cube, workers=args.workers))
+        cfg = PitConfig(games=args.games, seed=1, rules=Rules(cube=cube), workers=args.workers)
+        r = run_pit(bgbot, "gnubg:ply=0", cfg)
         show(f"pit {bgbot} vs gnubg:ply=0, {'cubeful' if cube else 'cubeless'}, {args.workers} workers",
              r.games, r.elapsed_s,
              f"(bgbot {r.ms_per_decision['A']:.2f} ms, gnubg {r.ms_per_decision['B']:.2f} ms a decision; "

@@ -27,6 +27,7 @@ from bgbot.play.bots.bgsage import (
     to_bgsage,
 )
 from bgbot.play.pit import PitConfig, run_pit
+from bgbot.play.table import Rules
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors
 from bgbot.rules.position import Position
@@ -193,7 +194,7 @@ def test_cube_decisions_mostly_agree_with_gnubg_2ply(bots: dict[int, BgsageBot],
 
 
 def test_a_short_pit_against_pubeval_runs_to_the_end(sage: Any) -> None:
-    r = run_pit("bgsage:ply=1", "pubeval", PitConfig(games=20, cube=False))
+    r = run_pit("bgsage:ply=1", "pubeval", PitConfig(games=20, rules=Rules(cube=False)))
     assert r.games == 20 and r.forfeits == {"A": 0, "B": 0} and not r.stopped and r.unfinished == 0
     assert r.ppg > 0  # a strong network beats pubeval over 10 duplicate pairs
 
@@ -226,7 +227,7 @@ def test_plies_out_of_range_raise_before_any_game(spec: str) -> None:
     with pytest.raises(ConfigError, match=r"bgsage (cube_)?ply must be 1\.\.3"):
         make_bot(spec)
     with pytest.raises(ConfigError, match=r"must be 1\.\.3"):
-        run_pit(spec, "pubeval", PitConfig(games=2, cube=False))
+        run_pit(spec, "pubeval", PitConfig(games=2, rules=Rules(cube=False)))
 
 
 def test_a_missing_bgsage_raises_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,7 +235,7 @@ def test_a_missing_bgsage_raises_the_install_hint(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(EngineError, match="pip install bgsage"):
         make_bot("bgsage:ply=1")
     with pytest.raises(EngineError, match="pip install bgsage"):
-        run_pit("bgsage", "pubeval", PitConfig(games=2, cube=False))
+        run_pit("bgsage", "pubeval", PitConfig(games=2, rules=Rules(cube=False)))
     assert "pip install bgsage" in INSTALL_HINT
 
 

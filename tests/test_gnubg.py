@@ -22,6 +22,7 @@ from bgbot.errors import EngineError
 from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
 from bgbot.play.bots.gnubg import GnubgBot, find_gnubg
 from bgbot.play.pit import PitConfig, PitReport, run_pit
+from bgbot.play.table import Rules
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import parse_gnubg_position_id
 
@@ -129,7 +130,7 @@ def duel(gnubg: str, tiny_ckpt: Path, tmp_path_factory: pytest.TempPathFactory) 
     games = tmp_path_factory.mktemp("mat")
     report = run_pit(
         f"bgbot:checkpoint={tiny_ckpt},bearoff=0", f"gnubg:ply=0,path={gnubg}",
-        PitConfig(games=4, seed=5, cube=True, save_games=str(games)),
+        PitConfig(games=4, seed=5, save_games=str(games), rules=Rules(cube=True)),
     )
     return report, games
 

@@ -301,13 +301,13 @@ def test_a_fault_forfeits_the_game_with_position_dice_and_message(how: str, phra
 
 
 def test_a_bot_against_itself_with_duplicate_dice_is_exactly_even() -> None:
-    r = run_pit("pubeval", "pubeval", PitConfig(games=12, seed=4, cube=False))
+    r = run_pit("pubeval", "pubeval", PitConfig(games=12, seed=4, rules=Rules(cube=False)))
     assert (r.games, r.pairs, r.ppg, r.ppg_se) == (12, 6, 0.0, 0.0)
     assert r.win_rate == 0.5 and r.gammon_rate == r.lose_gammon_rate
 
 
 def test_pit_report_is_consistent_deterministic_and_the_same_with_two_workers(tmp_path: Path) -> None:
-    cfg = PitConfig(games=16, seed=7, cube=True)
+    cfg = PitConfig(games=16, seed=7, rules=Rules(cube=True))
     r1 = run_pit("pubeval", "random:double=0.2,take=0.5", cfg)
     assert r1.games == 16 and r1.pairs == 8 and r1.forfeits == {"A": 0, "B": 0} and not r1.stopped
     assert r1.ppg > 1.0 and r1.win_rate > 0.8  # pubeval crushes random play
@@ -315,9 +315,11 @@ def test_pit_report_is_consistent_deterministic_and_the_same_with_two_workers(tm
     assert r1.cube["A"]["doubles"] == 0  # pubeval never doubles
     assert 0 <= r1.backgammon_rate <= r1.gammon_rate <= r1.win_rate
     assert r1.ms_per_decision["A"] > 0 and r1.decisions["A"] > 16
-    r2 = run_pit("pubeval", "random:double=0.2,take=0.5", PitConfig(games=16, seed=7, cube=True, workers=2))
+    r2 = run_pit(
+        "pubeval", "random:double=0.2,take=0.5", PitConfig(games=16, seed=7, workers=2, rules=Rules(cube=True))
+    )
     assert (r2.ppg, r2.ppg_se, r2.win_rate, r2.cube) == (r1.ppg, r1.ppg_se, r1.win_rate, r1.cube)
-    r3 = run_pit("pubeval", "random:double=0.2,take=0.5", PitConfig(games=16, seed=8, cube=True))
+    r3 = run_pit("pubeval", "random:double=0.2,take=0.5", PitConfig(games=16, seed=8, rules=Rules(cube=True)))
     assert (r3.ppg, r3.mean_turns, r3.decisions) != (r1.ppg, r1.mean_turns, r1.decisions)
     text = r1.format()
     assert "A points per game" in text and "duplicate pairs" in text and "cube B: doubled" in text
@@ -330,7 +332,7 @@ def test_match_mode_reports_match_wins(tiny_ckpt: Path) -> None:
     assert m is not None and m["played"] == 4 and 0 <= m["won_by_a"] <= 4
     assert m["points_a"] + m["points_b"] >= 3 * 4 and r.games >= 4
     with pytest.raises(ConfigError):
-        PitConfig(match_length=5, jacoby=True)
+        PitConfig(match_length=5, rules=Rules(jacoby=True))
 
 
 def test_cli_pit_writes_json_and_mat_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -391,7 +393,7 @@ def _engine(tmp_path: Path, mode: str, after: int) -> str:
 
 
 def test_an_engine_over_pipes_plays_whole_games_without_faults(tmp_path: Path) -> None:
-    r = run_pit(_engine(tmp_path, "none", 0), "pubeval", PitConfig(games=2, seed=3, cube=True))
+    r = run_pit(_engine(tmp_path, "none", 0), "pubeval", PitConfig(games=2, seed=3, rules=Rules(cube=True)))
     assert r.games == 2 and r.forfeits == {"A": 0, "B": 0} and r.ppg == 0.0  # pubeval either way
 
 
@@ -400,14 +402,14 @@ def test_an_engine_over_pipes_plays_whole_games_without_faults(tmp_path: Path) -
     [("garbage", "'hello world'"), ("illegal", "'24/1'"), ("die", "closed the connection")],
 )
 def test_faulty_engines_forfeit_and_the_duel_goes_on(tmp_path: Path, mode: str, phrase: str) -> None:
-    r = run_pit(_engine(tmp_path, mode, 25), "pubeval", PitConfig(games=2, seed=1, cube=False))
+    r = run_pit(_engine(tmp_path, mode, 25), "pubeval", PitConfig(games=2, seed=1, rules=Rules(cube=False)))
     assert r.games == 2 and not r.stopped  # every game was played
     assert r.forfeits["A"] >= 1 and r.forfeits["B"] == 0
     assert all(phrase in f and "forfeits (asked to move in" in f and ", dice " in f for f in r.faults)
 
 
 def test_an_engine_that_cannot_restart_stops_the_duel_keeping_results(tmp_path: Path) -> None:
-    r = run_pit(_engine(tmp_path, "vanish", 40), "pubeval", PitConfig(games=8, seed=1, cube=False))
+    r = run_pit(_engine(tmp_path, "vanish", 40), "pubeval", PitConfig(games=8, seed=1, rules=Rules(cube=False)))
     assert r.stopped is not None and "could not be restarted" in r.stopped
     assert 1 <= r.games < 8 and r.forfeits["A"] == 1
     assert "STOPPED" in r.format()
@@ -475,7 +477,7 @@ def test_a_tcp_engine_is_pitted_over_its_socket() -> None:
     )
     th.start()
     assert ready.wait(10)
-    r = run_pit(f"tcp:localhost:{ports[0]}", "pubeval", PitConfig(games=2, seed=6, cube=True))
+    r = run_pit(f"tcp:localhost:{ports[0]}", "pubeval", PitConfig(games=2, seed=6, rules=Rules(cube=True)))
     assert r.games == 2 and r.forfeits == {"A": 0, "B": 0} and r.ppg == 0.0  # pubeval on both sides
     th.join(10)
     assert not th.is_alive()  # the pit closed its connection at the end

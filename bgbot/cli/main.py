@@ -257,11 +257,13 @@ def _cmd_pit(args: argparse.Namespace) -> int:
 
     from bgbot.play.bots import parse_bot_spec
     from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.table import Rules
 
     spec_a, spec_b = parse_bot_spec(args.a), parse_bot_spec(args.b)
+    rules = Rules(cube=args.cube, jacoby=args.jacoby, auto_doubles=args.auto_doubles)
     cfg = PitConfig(
-        games=args.games, match_length=args.match, cube=args.cube, jacoby=args.jacoby,
-        auto_doubles=args.auto_doubles, seed=args.seed, workers=args.workers, save_games=args.save_games,
+        games=args.games, match_length=args.match, rules=rules, seed=args.seed, workers=args.workers,
+        save_games=args.save_games,
     )
     print(
         f"pit: A = {args.a}, B = {args.b}; {cfg.mode()}; {2 * cfg.pairs} "

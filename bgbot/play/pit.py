@@ -1,6 +1,6 @@
 """Pit two bots against each other: duplicate dice, cube or not, money or matches, in parallel.
 
-``run_pit("bgbot:ply=1", "gnubg:ply=0", PitConfig(games=2000, cube=False, workers=2))``
+``run_pit("bgbot:ply=1", "gnubg:ply=0", PitConfig(games=2000, rules=Rules(cube=False), workers=2))``
 plays ``games`` money games (or ``games`` matches to ``match_length``) between
 bot A and bot B (specs as :func:`bgbot.bots.parse_bot_spec`) and returns a
 :class:`PitReport` from **A's point of view**.
@@ -39,7 +39,7 @@ import numpy as np
 from bgbot.errors import BgbotError, ConfigError, EngineError
 from bgbot.play.bots import Bot, BotSpec, make_bot, parse_bot_spec, prepare_bot
 from bgbot.play.match import play_match
-from bgbot.play.table import GameResult, Rules, play_game
+from bgbot.play.table import DEFAULT_RULES, GameResult, Rules, play_game
 
 __all__ = ["GameSummary", "LegSummary", "PitConfig", "PitReport", "run_pit"]
 
@@ -49,22 +49,19 @@ class PitConfig:
     """What to play.
 
     ``games``: money games, or matches when ``match_length`` > 0; rounded up
-    to an even number (duplicate pairs).  ``cube``: the doubling cube is in
-    play; ``jacoby`` and ``auto_doubles`` are money options.  ``workers``:
-    parallel processes.  ``save_games``: a folder for ``.mat`` records (one
-    file per game, or per match).
+    to an even number (duplicate pairs).  ``rules``: how each game is played
+    (:class:`~bgbot.play.table.Rules`: cube, Jacoby and automatic doubles for
+    money, backgammon count, turn limit).  ``workers``: parallel processes.
+    ``save_games``: a folder for ``.mat`` records (one file per game, or per
+    match).
     """
 
     games: int = 100
     match_length: int = 0
-    cube: bool = True
-    jacoby: bool = False
-    auto_doubles: int = 0
-    backgammon_counts: int = 3
+    rules: Rules = DEFAULT_RULES
     seed: int = 0
     workers: int = 1
     save_games: str | None = None
-    max_turns: int = 10_000
 
     def __post_init__(self) -> None:
         for name, lo in (("games", 1), ("match_length", 0), ("workers", 1)):
@@ -73,31 +70,26 @@ class PitConfig:
                 raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ConfigError(f"seed must be an integer >= 0, got {self.seed!r}")
-        if self.match_length and (self.jacoby or self.auto_doubles):
+        if not isinstance(self.rules, Rules):
+            raise ConfigError(f"rules must be a Rules, got {self.rules!r}")
+        if self.match_length and (self.rules.jacoby or self.rules.auto_doubles):
             raise ConfigError("the Jacoby rule and automatic doubles are money options, not used in a match")
-        self.rules()  # validates the remaining options
 
     @property
     def pairs(self) -> int:
         """Duplicate pairs to play: ``ceil(games / 2)``."""
         return (self.games + 1) // 2
 
-    def rules(self) -> Rules:
-        """The :class:`~bgbot.cubegame.Rules` of these games."""
-        return Rules(
-            cube=self.cube, jacoby=self.jacoby, auto_doubles=self.auto_doubles,
-            backgammon_counts=self.backgammon_counts, max_turns=self.max_turns,
-        )
-
     def mode(self) -> str:
         """A short description, e.g. ``money, cubeful, Jacoby`` or ``matches to 7``."""
+        r = self.rules
         if self.match_length:
-            return f"matches to {self.match_length}" + ("" if self.cube else " (no cube)")
-        parts = ["money", "cubeful" if self.cube else "cubeless"]
-        if self.cube and self.jacoby:
+            return f"matches to {self.match_length}" + ("" if r.cube else " (no cube)")
+        parts = ["money", "cubeful" if r.cube else "cubeless"]
+        if r.cube and r.jacoby:
             parts.append("Jacoby")
-        if self.cube and self.auto_doubles:
-            parts.append(f"automatic doubles (max {self.auto_doubles})")
+        if r.cube and r.auto_doubles:
+            parts.append(f"automatic doubles (max {r.auto_doubles})")
         return ", ".join(parts)
 
 
@@ -205,13 +197,13 @@ def _play_pairs(
     Sends ``("fatal", message)`` and returns when a bot cannot be built or
     reset.  Bots are closed on the way out, whatever happens.
     """
-    rules = cfg.rules()
+    rules = cfg.rules
     bots: list[Bot] = []
     with _one_thread_if_bgbot(spec_a, spec_b):
         try:
             try:
-                bots.append(make_bot(spec_a, jacoby=cfg.jacoby, seed=cfg.seed))
-                bots.append(make_bot(spec_b, jacoby=cfg.jacoby, seed=cfg.seed + 1))
+                bots.append(make_bot(spec_a, jacoby=cfg.rules.jacoby, seed=cfg.seed))
+                bots.append(make_bot(spec_b, jacoby=cfg.rules.jacoby, seed=cfg.seed + 1))
             except BgbotError as exc:
                 emit(("fatal", f"cannot start a bot: {exc}"))
                 return
@@ -271,7 +263,7 @@ def _play_pairs(
                         names = (names_ab[0], names_ab[1]) if leg == 0 else (names_ab[1], names_ab[0])
                         write_mat(
                             save / f"pair{pair:05d}-{leg + 1}.mat", games, names,
-                            cfg.match_length, site="bgbot pit", jacoby=cfg.jacoby if cfg.cube else None,
+                            cfg.match_length, site="bgbot pit", jacoby=cfg.rules.jacoby if cfg.rules.cube else None,
                             comments=(f"player 1: {specs[0].text}", f"player 2: {specs[1].text}",
                                       f"duplicate pair {pair}, seed {cfg.seed}"),
                         )
