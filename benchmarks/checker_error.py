@@ -26,24 +26,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import json
+from _common import REFDATA, network_args, start  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
 from bgbot.errors import EngineError
 from bgbot.play.bots import Bot
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import Position
-
-DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
 
 @dataclass
@@ -135,8 +128,7 @@ def report(title: str, rows: Sequence[dict], tallies: list[tuple[str, Tally]]) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or the shipped model)")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="checker.jsonl to read")
+    network_args(ap, REFDATA / "checker.jsonl", "checker.jsonl to read", "torch threads (default 1; the CPU is shared)")
     ap.add_argument("--plies", default="1,2", help="plies to run on every position (default 1,2)")
     ap.add_argument(
         "--three-ply",
@@ -146,15 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also run 3-ply on every (400/N)-th position, N positions in all (default 0: skip)",
     )
     ap.add_argument("--limit", type=int, help="only the first LIMIT positions")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; the CPU is shared)")
     ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
     ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
     args = ap.parse_args(argv)
 
-    from bgbot.eval.nets import set_torch_threads
-
-    set_torch_threads(args.threads)
-    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    rows = start(args)
     if args.limit:
         rows = rows[: args.limit]
     engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff)

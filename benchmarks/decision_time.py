@@ -31,25 +31,19 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 import numpy as np
+from _common import REFDATA, network_args, start  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import Position
-
-DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
 
 
 def timings(fn: Callable[[], object], repeat: int = 1) -> float:
@@ -113,22 +107,17 @@ def reference_engines(threads: int) -> tuple[Any, Any, list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT or the shipped model)")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="checker.jsonl to take positions from")
+    network_args(ap, REFDATA / "checker.jsonl", "checker.jsonl to take positions from", "torch threads (default 1)")
     ap.add_argument("--positions", type=int, default=100, help="positions timed at 1- and 2-ply (default 100)")
     ap.add_argument("--three-ply", type=int, default=10, metavar="N", help="positions timed at 3-ply (0: skip)")
     ap.add_argument("--repeat", type=int, default=3, help="time each decision this often, keep the best")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     ap.add_argument("--cube", action="store_true", help="also time cube decisions at 1, 2 (and 3) ply")
     ap.add_argument("--no-ref", action="store_true", help="skip the reference engines (bgsage, gnubg_nn)")
     args = ap.parse_args(argv)
 
     import torch
 
-    from bgbot.eval.nets import set_torch_threads
-
-    set_torch_threads(args.threads)
-    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    rows = start(args)
     # a fixed, spread-out set: every k-th position of the file
     step = max(1, len(rows) // args.positions)
     chosen = rows[::step][: args.positions]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,21 @@ def read_jsonl(rel: str) -> list[dict]:
 def data_dir() -> Path:
     assert DATA.is_dir(), f"reference data missing at {DATA}"
     return DATA
+
+
+def loaded_after(imports: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of ``watched`` a fresh interpreter has in ``sys.modules`` after ``import {imports}``."""
+    code = f"import sys, {imports}; print(sorted(m for m in {watched!r} if m in sys.modules))"
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    return eval(out.stdout)  # a list of module names printed by our own code above
+
+
+def make_tiny_checkpoint(path: Path, seed: int, hidden: tuple[int, ...] = (8,)) -> Path:
+    """A small random network saved as a checkpoint (tests that only need *a* network)."""
+    import torch
+
+    from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
+
+    torch.manual_seed(seed)
+    return save_checkpoint(path, ValueNet(ModelSpec(hidden=hidden)))

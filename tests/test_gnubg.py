@@ -15,11 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
-from conftest import read_jsonl
+from conftest import make_tiny_checkpoint, read_jsonl
 
 from bgbot.errors import EngineError
-from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
 from bgbot.play.bots.gnubg import GnubgBot, find_gnubg
 from bgbot.play.pit import PitConfig, PitReport, run_pit
 from bgbot.play.table import Rules
@@ -40,10 +38,7 @@ def gnubg() -> str:
 
 @pytest.fixture(scope="module")
 def tiny_ckpt(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.manual_seed(11)
-    path = tmp_path_factory.mktemp("ckpt") / "tiny.pt"
-    save_checkpoint(path, ValueNet(ModelSpec(hidden=(8,))))
-    return path
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny.pt", seed=11)
 
 
 def _gnubg_children() -> list[int]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import loaded_after
 
 from bgbot.engine.met import DEFAULT_MET, SHIPPED_METS, MatchEquityTable, load_met
 from bgbot.errors import BgbotError, MetError
@@ -188,10 +187,5 @@ def test_missing_file_or_unknown_name() -> None:
 
 
 def test_met_and_cube_import_without_torch_or_movegen() -> None:
-    code = (
-        "import sys, bgbot.engine.met, bgbot.engine.cube; "
-        "bad = [m for m in ('torch', 'numba', 'bgbot.rules.movegen', 'bgbot.eval.nets', 'bgbot.eval.evaluate') "
-        "if m in sys.modules]; print(bad)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    watched = ("torch", "numba", "bgbot.rules.movegen", "bgbot.eval.nets", "bgbot.eval.evaluate")
+    assert loaded_after("bgbot.engine.met, bgbot.engine.cube", watched) == []

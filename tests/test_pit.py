@@ -12,16 +12,15 @@ import os
 import stat
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from conftest import read_jsonl
+from conftest import make_tiny_checkpoint, read_jsonl
 
 from bgbot.cli.main import main
 from bgbot.errors import BgbotError, ConfigError, EngineError, IllegalMoveError, InvalidMoveError
-from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
 from bgbot.play.bots import BaseBot, BgbotBot, PubevalBot, RandomBot, make_bot, parse_bot_spec
 from bgbot.play.bots.fibsline import PipeEngineBot, engine_board, move_from_text
 from bgbot.play.external import answer, read_board, serve_external
@@ -39,10 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def tiny_ckpt(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.manual_seed(5)
-    path = tmp_path_factory.mktemp("ckpt") / "tiny.pt"
-    save_checkpoint(path, ValueNet(ModelSpec(hidden=(8,))))
-    return path
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny.pt", seed=5)
 
 
 # ---------------------------------------------------------------------------
@@ -431,17 +427,9 @@ def test_an_engine_that_does_not_answer_times_out(tmp_path: Path) -> None:
 def test_serve_external_answers_over_tcp_and_stdio(tmp_path: Path) -> None:
     import socket
     import subprocess
-    import threading
 
-    ports: list[int] = []
-    ready = threading.Event()
-    th = threading.Thread(
-        target=serve_external, args=(PubevalBot(), 0),
-        kwargs={"once": True, "ready": lambda p: (ports.append(p), ready.set())}, daemon=True,
-    )
-    th.start()
-    assert ready.wait(10)
-    with socket.create_connection(("localhost", ports[0]), timeout=10) as s, s.makefile("rw") as f:
+    port, th = _serve_pubeval_once()
+    with socket.create_connection(("localhost", port), timeout=10) as s, s.makefile("rw") as f:
         f.write(engine_board(Position.start(), MatchState(dice=(3, 1)), dice=(3, 1)) + "\n\x00")
         f.flush()
         assert f.readline().strip() == "8/5 6/5"
@@ -467,8 +455,15 @@ def test_a_missing_gnubg_is_a_clear_error_with_the_install_hint() -> None:
 
 
 def test_a_tcp_engine_is_pitted_over_its_socket() -> None:
-    import threading
+    port, th = _serve_pubeval_once()
+    r = run_pit(f"tcp:localhost:{port}", "pubeval", PitConfig(games=2, seed=6, rules=Rules(cube=True)))
+    assert r.games == 2 and r.forfeits == {"A": 0, "B": 0} and r.ppg == 0.0  # pubeval on both sides
+    th.join(10)
+    assert not th.is_alive()  # the pit closed its connection at the end
 
+
+def _serve_pubeval_once() -> tuple[int, threading.Thread]:
+    """Start ``serve_external`` for pubeval on a free port in a thread (one connection): the port and thread."""
     ports: list[int] = []
     ready = threading.Event()
     th = threading.Thread(
@@ -477,7 +472,4 @@ def test_a_tcp_engine_is_pitted_over_its_socket() -> None:
     )
     th.start()
     assert ready.wait(10)
-    r = run_pit(f"tcp:localhost:{ports[0]}", "pubeval", PitConfig(games=2, seed=6, rules=Rules(cube=True)))
-    assert r.games == 2 and r.forfeits == {"A": 0, "B": 0} and r.ppg == 0.0  # pubeval on both sides
-    th.join(10)
-    assert not th.is_alive()  # the pit closed its connection at the end
+    return ports[0], th

@@ -28,6 +28,7 @@ class TrainConfig:
     eval_pairs: int = 500  # duplicate-dice pairs against pubeval at each evaluation
     threads: int = 0  # torch threads; 0 = torch's default
     max_turns: int = 1000  # a game this long is abandoned (never seen in practice)
+    init_from: str = ""  # start a fresh run from this checkpoint's weights (widened to encoding_version)
 
     def __post_init__(self) -> None:
         checks = {

@@ -52,7 +52,7 @@ from bgbot.errors import CheckpointError
 from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
-from bgbot.eval.nets import ModelSpec, ValueNet, load_model, save_checkpoint, set_torch_threads
+from bgbot.eval.nets import ModelSpec, ValueNet, load_model, save_checkpoint, set_torch_threads, widen_inputs
 from bgbot.play.duel import duel
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
@@ -91,16 +91,29 @@ def lambda_returns(
     return out
 
 
+def _initial_net(cfg: TrainConfig) -> ValueNet:
+    """The weights of ``cfg.init_from``, widened to ``cfg.encoding_version`` (``CheckpointError`` if unfit)."""
+    start = load_model(cfg.init_from).net
+    if tuple(start.spec.hidden) != tuple(cfg.hidden) or start.spec.activation != cfg.activation:
+        raise CheckpointError(
+            f"init_from {cfg.init_from!r} has hidden {list(start.spec.hidden)} / {start.spec.activation}, "
+            f"the config asks for {list(cfg.hidden)} / {cfg.activation}"
+        )
+    return widen_inputs(start, cfg.encoding_version).train()
+
+
 class Trainer:
     """One self-play run: network, optimizer, RNG and the live games."""
 
-    def __init__(self, cfg: TrainConfig, out_dir: str | Path) -> None:
+    def __init__(self, cfg: TrainConfig, out_dir: str | Path, *, fresh: bool = True) -> None:
         self.cfg = cfg
         self.out_dir = Path(out_dir)
         if cfg.threads:
             set_torch_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.net = ValueNet(ModelSpec(cfg.encoding_version, tuple(cfg.hidden), cfg.activation))
+        if cfg.init_from and fresh:  # a resumed run takes its weights from its checkpoint instead
+            self.net = _initial_net(cfg)
         self.evaluator = NetEvaluator(self.net)  # the evaluator search and play use, on the live weights
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.rng = np.random.default_rng(cfg.seed)
@@ -128,7 +141,7 @@ class Trainer:
         from bgbot.config import build_config
 
         cfg = build_config(TrainConfig, {**data["config"], **(overrides or {})}, source=f"checkpoint {str(path)!r}")
-        t = cls(cfg, out_dir)
+        t = cls(cfg, out_dir, fresh=False)
         t.net.load_state_dict(model.net.state_dict())
         t.net.train()
         st = data["trainer"]

@@ -623,13 +623,28 @@ def match_cubeful_mwc(
     with a side 1-away is the Crawford game if ``crawford`` is True and a
     post-Crawford game otherwise.
     """
-    p = _check_probs(probs)
-    cube = _check_cube(cube_value, owner, match=True)
-    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner)
+    p, s, cube, xv = _match_inputs(probs, met, match_length, away_me, away_opp, cube_value, owner, crawford, x)
     try:
-        return _match_cubeful(p, s, cube, owner, _check_x(x))
+        return _match_cubeful(p, s, cube, owner, xv)
     except MetError as exc:
         raise InvalidCubeError(str(exc)) from None
+
+
+def _match_inputs(
+    probs: Sequence[float],
+    met: MatchEquityTable,
+    match_length: int,
+    away_me: int,
+    away_opp: int,
+    cube_value: int,
+    owner: Owner,
+    crawford: bool,
+    x: float,
+) -> tuple[_Probs, _Score, int, float]:
+    """The checked inputs of the match cube functions (``InvalidCubeError`` quoting a bad one)."""
+    p = _check_probs(probs)
+    cube = _check_cube(cube_value, owner, match=True)
+    return p, _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner), cube, _check_x(x)
 
 
 def match_cube_decision(
@@ -657,10 +672,7 @@ def match_cube_decision(
     the cube value" to -1 and "win the cube value" to +1 (gnubg's
     ``mwc2eq``), so double/pass is exactly 1.0.
     """
-    p = _check_probs(probs)
-    cube = _check_cube(cube_value, owner, match=True)
-    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner)
-    xv = _check_x(x)
+    p, s, cube, xv = _match_inputs(probs, met, match_length, away_me, away_opp, cube_value, owner, crawford, x)
     try:
         return _match_decision(p, s, cube, owner, xv)
     except MetError as exc:

@@ -11,6 +11,12 @@ learns slowly on its own: both pip counts / 100, a contact flag, home-board
 points made / 6 for each side, and checkers back (in the opponent's home or on
 the bar) / 15 for each side.
 
+Version 3 appends to version 2 the 25 expert features of each side of
+:mod:`bgbot.eval.features` (gnubg-style: break-contact pips, anchors, shots and
+pip loss to hits, escapes and containment, primes, entering, timing, ...), the
+side on roll's first.  A version 2 network extends to version 3 exactly by
+zero weights on the new inputs (:func:`bgbot.eval.nets.widen_inputs`).
+
 The encoder fills a preallocated array and writes every unit of every row.
 """
 
@@ -21,8 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.errors import CheckpointError
+from bgbot.eval.features import NUM_FEATURES, fill_features
 
-ENCODING_VERSIONS = {1: 198, 2: 205}
+ENCODING_VERSIONS = {1: 198, 2: 205, 3: 205 + 2 * NUM_FEATURES}
 DEFAULT_VERSION = 2
 
 
@@ -121,4 +128,6 @@ def encode(boards: NDArray[np.int8], version: int = DEFAULT_VERSION, out: NDArra
     elif out.shape != (boards.shape[0], width) or out.dtype != np.float32:
         raise ValueError(f"out must be float32 of shape {(boards.shape[0], width)}, got {out.shape}")
     _encode(boards, out, version >= 2)
+    if version >= 3:
+        fill_features(boards, out, 205)
     return out

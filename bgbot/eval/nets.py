@@ -144,6 +144,25 @@ def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> 
     return net
 
 
+def widen_inputs(net: ValueNet, encoding_version: int) -> ValueNet:
+    """A copy of ``net`` for a longer encoding whose first inputs are ``net``'s: zero weights on the new ones.
+
+    The copy computes exactly what ``net`` computes (the new inputs start
+    unused), so a run can continue training an older network on richer inputs.
+    """
+    old, new = net.spec.encoding_version, encoding_version
+    if num_inputs(new) < num_inputs(old):
+        raise CheckpointError(f"encoding {new} has fewer inputs than the network's encoding {old}")
+    wide = ValueNet(ModelSpec(new, net.spec.hidden, net.spec.activation))
+    state = {k: v.clone() for k, v in net.state_dict().items()}
+    first = next(k for k in state if k.endswith("weight"))
+    w = torch.zeros((state[first].shape[0], num_inputs(new)), dtype=state[first].dtype)
+    w[:, : state[first].shape[1]] = state[first]
+    state[first] = w
+    wide.load_state_dict(state)
+    return wide
+
+
 def default_checkpoint() -> Path:
     """The network loaded when no path is given: ``$BGBOT_CHECKPOINT``, else the model shipped in the package."""
     env = os.environ.get(CHECKPOINT_ENV)

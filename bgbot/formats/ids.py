@@ -19,10 +19,8 @@ from dataclasses import replace
 
 from bgbot.errors import InvalidIdError, InvalidPositionError, quote_input
 from bgbot.rules.matchstate import MatchState
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, base64_id_text
 
-_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_B64_SET = frozenset(_B64)
 _INT_RE = re.compile(r"[+-]?[0-9]{1,7}")
 
 
@@ -104,14 +102,8 @@ def decode_match_id(text: str) -> MatchState:
     or only one die set, an unknown game state, or a state that breaks the
     rules checked by :class:`~bgbot.matchstate.MatchState`.
     """
-    require_str(text, "a gnubg Match ID")
-    t = text.strip()
+    t = base64_id_text(text, 12, "gnubg Match ID")
     q = quote_input(text)
-    if len(t) != 12:
-        raise InvalidIdError(f"a gnubg Match ID has 12 characters, got {len(t)}: {q}")
-    if not set(t) <= _B64_SET:
-        bad = sorted(set(t) - _B64_SET)
-        raise InvalidIdError(f"characters {''.join(bad)!r} are not base64 in gnubg Match ID {q}")
     try:
         raw = base64.b64decode(t, validate=True)
     except (binascii.Error, ValueError) as exc:  # pragma: no cover - the checks above catch it

@@ -349,6 +349,23 @@ class Outcome:
 # ---------------------------------------------------------------------------
 
 
+def base64_id_text(text: object, length: int, what: str) -> str:
+    """``text`` stripped, if it is ``length`` base64 characters (gnubg's Position and Match IDs).
+
+    Raises :class:`~bgbot.errors.InvalidIdError` naming ``what`` and quoting the input otherwise.
+    """
+    if not isinstance(text, str):
+        raise InvalidIdError(f"a {what} must be text, got {quote_input(text)}")
+    t = text.strip()
+    q = quote_input(text)
+    if len(t) != length:
+        raise InvalidIdError(f"a {what} has {length} characters, got {len(t)}: {q}")
+    if not set(t) <= _B64_SET:
+        bad = sorted(set(t) - _B64_SET)
+        raise InvalidIdError(f"characters {''.join(bad)!r} are not base64 in {what} {q}")
+    return t
+
+
 def gnubg_position_id(pos: Position) -> str:
     """The 14-character gnubg Position ID of ``pos`` (side on roll's view).
 
@@ -372,15 +389,8 @@ def parse_gnubg_position_id(text: str) -> Position:
     or has stray bits after the last point, more than 15 checkers a side, a
     point held by both sides, or both sides on the bar against closed boards.
     """
-    if not isinstance(text, str):
-        raise InvalidIdError(f"a gnubg Position ID must be text, got {quote_input(text)}")
-    t = text.strip()
+    t = base64_id_text(text, 14, "gnubg Position ID")
     q = quote_input(text)
-    if len(t) != 14:
-        raise InvalidIdError(f"a gnubg Position ID has 14 characters, got {len(t)}: {q}")
-    if not set(t) <= _B64_SET:
-        bad = sorted(set(t) - _B64_SET)
-        raise InvalidIdError(f"characters {''.join(bad)!r} are not base64 in gnubg Position ID {q}")
     if _B64.index(t[-1]) & 0xF:
         raise InvalidIdError(f"the 4 padding bits of gnubg Position ID {q} are not zero")
     key = int.from_bytes(base64.b64decode(t + "=="), "little")
