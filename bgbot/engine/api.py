@@ -30,6 +30,7 @@ from bgbot.engine.cube import (
     match_cube_decision,
     money_cube_decision,
 )
+from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
     DEFAULT_FILTERS,
     Analysis,
@@ -42,8 +43,10 @@ from bgbot.engine.search import (
 )
 from bgbot.errors import InvalidPositionError, InvalidScoreError
 from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity
+from bgbot.formats.ids import format_xgid
+from bgbot.formats.parse import parse_position
 from bgbot.rules.matchstate import CubeState, MatchState
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, PositionClass, classify
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -67,8 +70,6 @@ def _as_position(pos: Position | str) -> Position:
     if isinstance(pos, Position):
         return pos
     if isinstance(pos, str):
-        from bgbot.formats.parse import parse_position
-
         return parse_position(pos)
     raise InvalidPositionError(f"expected a Position or a position ID text, got {pos!r}")
 
@@ -150,8 +151,6 @@ class Engine:
     @property
     def met(self) -> MatchEquityTable:
         """The match equity table for match cube decisions (default: the shipped Kazaross XG2 table)."""
-        from bgbot.engine.met import DEFAULT_MET, load_met
-
         if self._met is None or isinstance(self._met, str):
             self._met = load_met(self._met or DEFAULT_MET)
         return self._met
@@ -249,11 +248,12 @@ class Engine:
 
     def cube_efficiency(self, pos: Position) -> float:
         """gnubg's cube efficiency for ``pos``: 0.68 with contact, 0.6 in bear-offs, pip-based in races."""
-        if pos.has_contact():
+        cls = classify(pos)
+        if cls in (PositionClass.CONTACT, PositionClass.CRASHED):
             return cube_efficiency(contact=True)
-        b = pos.array()
-        both_home = not (b[7:] > 0).any() and not (b[:19] < 0).any()
-        return BEAROFF_X if both_home else cube_efficiency(contact=False, pips_on_roll=pos.pips()[0])
+        if cls == PositionClass.BEAROFF:
+            return BEAROFF_X
+        return cube_efficiency(contact=False, pips_on_roll=pos.pips()[0])
 
     def chooser(self, ply: int = 1) -> Chooser:
         """A :mod:`bgbot.duel` chooser playing this engine's best move at ``ply``, batched over games."""
@@ -262,8 +262,6 @@ class Engine:
 
 def position_ids(pos: Position, state: MatchState | None = None, **fields: object) -> str:
     """``Position ID: ...   XGID=...`` for a position (side on roll's view) and its optional state."""
-    from bgbot.formats.ids import format_xgid
-
     return f"Position ID: {pos.gnubg_id()}   {format_xgid(pos, state, **fields)}"
 
 

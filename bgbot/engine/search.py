@@ -45,12 +45,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.errors import ConfigError, InvalidPositionError
+from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.moves import legal_moves
-from bgbot.rules.position import Position
+from bgbot.rules.moves import format_move, legal_moves
+from bgbot.rules.position import Position, all_home
 
 if TYPE_CHECKING:
     from bgbot.eval.bearoff import BearoffDB
@@ -152,8 +153,6 @@ class BearoffEvaluator:
     def db(self) -> BearoffDB:
         """The bear-off database (loaded, or built, on first access)."""
         if self._db is None:
-            from bgbot.eval.bearoff import get_bearoff_db
-
             self._db = get_bearoff_db(self._path)
         return self._db
 
@@ -163,7 +162,7 @@ class BearoffEvaluator:
         if n == 0:
             return np.zeros((0, 5), dtype=np.float32)
         # cheap test before touching the database: nobody outside its own home board or on a bar
-        home = ~(boards[:, 7:] > 0).any(axis=1) & ~(boards[:, :19] < 0).any(axis=1)
+        home = all_home(boards)
         if not home.any():
             return np.asarray(self.base(boards), dtype=np.float32)
         done, exact = terminal_probs(boards)
@@ -380,8 +379,6 @@ class Candidate:
     @cached_property
     def move(self) -> str:
         """The play in standard notation (``24/18 13/11``), or ``"cannot move"``."""
-        from bgbot.rules.moves import format_move
-
         return format_move(self.steps) if self.steps else NO_MOVE
 
     def to_dict(self) -> dict[str, Any]:

@@ -95,6 +95,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bgbot.errors import CheckpointError, ConfigError, InvalidPositionError
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.position import all_home
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -209,8 +211,6 @@ def compute_tables(
     :class:`RuntimeError` if more than :data:`TAIL_TOLERANCE` of any
     distribution falls beyond ``turns`` columns (it cannot with 32).
     """
-    from bgbot.rules.movegen import successors_batch
-
     if not isinstance(max_checkers, int) or not 0 <= max_checkers <= MAX_CHECKERS:
         raise ConfigError(f"max_checkers must be a whole number 0..15, got {max_checkers!r}")
     width = 2 * turns  # computed wider, then truncated after checking the tail
@@ -481,11 +481,9 @@ class BearoffDB:
         (nobody on the bar, no contact) and at most ``max_checkers`` each.
         """
         b = _as_boards(boards)
-        mine_out = (b[:, NUM_POINTS + 1 :] > 0).any(axis=1)  # points 7..24 and the bar
-        theirs_out = (b[:, : 25 - NUM_POINTS] < 0).any(axis=1)  # their bar and their points 24..7
         mine_n = np.clip(b, 0, None).sum(axis=1)
         theirs_n = np.clip(-b, 0, None).sum(axis=1)
-        ok = ~mine_out & ~theirs_out & (mine_n <= self.max_checkers) & (theirs_n <= self.max_checkers)
+        ok = all_home(b) & (mine_n <= self.max_checkers) & (theirs_n <= self.max_checkers)
         return ok.reshape(np.shape(boards)[:-1])
 
     def evaluate(self, boards: ArrayLike) -> NDArray[np.float32]:

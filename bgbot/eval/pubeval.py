@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.eval.evaluate import segment_argmax
+from bgbot.rules.position import has_contact
 
 _W = json.loads(resources.files("bgbot").joinpath("data/pubeval.json").read_text())
 RACE = np.asarray(_W["race"], dtype=np.float64)
@@ -35,15 +36,6 @@ def features(mover: NDArray[np.int8]) -> NDArray[np.float64]:
     x[:, 120] = -mover[:, 0] / 2.0
     x[:, 121] = (15 - np.where(mover > 0, mover, 0).sum(axis=1)) / 15.0
     return x
-
-
-def has_contact(boards: NDArray[np.int8]) -> NDArray[np.bool_]:
-    """Per row: does some checker still have to pass an opposing one?"""
-    b = np.asarray(boards)
-    idx = np.arange(26)
-    my_back = np.where(b > 0, idx, 0).max(axis=1)
-    opp_back = np.where(b < 0, idx, 25).min(axis=1)
-    return my_back > opp_back
 
 
 def scores(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.int64]) -> NDArray[np.float64]:

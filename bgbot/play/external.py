@@ -26,8 +26,11 @@ from collections.abc import Callable
 from typing import IO
 
 from bgbot.errors import BgbotError, EngineError, ProtocolError
+from bgbot.formats.fibs import parse_fibs_board
 from bgbot.play.bots.base import Bot
 from bgbot.rules.matchstate import MatchState
+from bgbot.rules.movegen import successors
+from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position
 
 VERSION_TEXT = "bgbot external player (gnubg external-player protocol, FIBS board lines)"
@@ -42,8 +45,6 @@ def read_board(line: str) -> tuple[Position, MatchState]:
     Raises :class:`~bgbot.errors.InvalidIdError` for a line that is not a
     board.
     """
-    from bgbot.formats.fibs import parse_fibs_board
-
     text = line.replace("\x00", "").strip()
     pos, fb = parse_fibs_board(text)  # pos: the addressee's view
     state = fb.to_match_state()
@@ -62,8 +63,6 @@ def _with_jacoby(state: MatchState, jacoby: bool) -> MatchState:
 
 def move_text(pos: Position, dice: tuple[int, int], result: Position) -> str:
     """The standard notation of the legal play of ``dice`` in ``pos`` (mover's view) that leads to ``result``."""
-    from bgbot.rules.moves import legal_moves
-
     for move in legal_moves(pos, dice):
         if move.result == result:
             return move.text
@@ -97,8 +96,6 @@ def answer(bot: Bot, line: str, *, jacoby: bool = False) -> str | None:
             return "take" if bot.take(pos, state) else "drop"
         if state.dice is None:
             return "double" if bot.double(pos, state) else "roll"
-        from bgbot.rules.movegen import successors
-
         legal = successors(pos, state.dice)
         if not legal:
             return ""

@@ -25,7 +25,9 @@ from typing import IO
 
 import numpy as np
 
+from bgbot.engine.api import describe_action
 from bgbot.errors import InvalidMoveError, QuitSession
+from bgbot.formats.board import render_board
 from bgbot.formats.records import RecordEntry
 from bgbot.play.bots.base import BaseBot
 from bgbot.play.bots.local import BgbotBot
@@ -33,6 +35,7 @@ from bgbot.play.match import play_match
 from bgbot.play.table import GameResult, Rules, play_game
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
+from bgbot.rules.moves import legal_moves, parse_move
 from bgbot.rules.position import Position
 
 HELP = """\
@@ -79,15 +82,11 @@ class HumanBot(BaseBot):
 
     def show(self, pos: Position, state: MatchState) -> None:
         """The board with the human at the bottom (``pos`` is the human's view)."""
-        from bgbot.formats.board import render_board
-
         self.say(render_board(pos, state).rstrip("\n"))
 
     # ---- the Bot protocol ---------------------------------------------
     def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
         """Read a move until it is a legal play of ``dice``; returns the result (bgbot's view)."""
-        from bgbot.rules.moves import parse_move
-
         if self._shown == pos:
             self.say(f"You roll {dice[0]}{dice[1]}.")
         else:
@@ -110,8 +109,6 @@ class HumanBot(BaseBot):
                     self.say(f"Not played: {exc}. Try again ('hint' shows bgbot's best plays).")
 
     def _cube_hint(self, pos: Position, state: MatchState) -> str:
-        from bgbot.engine.api import describe_action
-
         d = self.engine.decision(pos, state)
         return f"bgbot's view ({self.engine.cube_ply}-ply): {describe_action(d, state.cube_owner_relative())}"
 
@@ -153,8 +150,6 @@ class HumanBot(BaseBot):
 
 def _narrate(say: Callable[[str], None]) -> Callable[[RecordEntry, MatchState], None]:
     """An observer that tells what happened: bgbot's actions, and the moves made for the human."""
-    from bgbot.rules.moves import legal_moves
-
     def observe(action: RecordEntry, _state: MatchState) -> None:
         who = "bgbot" if action.player == BOT else "You"
         if action.kind == "double" and action.player == BOT:

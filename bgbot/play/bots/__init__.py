@@ -27,9 +27,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from bgbot.engine.api import Engine
 from bgbot.errors import ConfigError
+from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.play.bots.base import BaseBot, Bot
+from bgbot.play.bots.bgsage import BgsageBot, check_bgsage_ply, require_bgsage
 from bgbot.play.bots.fibsline import FibsLineBot, PipeEngineBot, TcpEngineBot
+from bgbot.play.bots.gnubg import GnubgBot, find_gnubg
 from bgbot.play.bots.local import BgbotBot, PubevalBot, RandomBot
 from bgbot.rules.dice import Dice
 
@@ -159,22 +163,14 @@ def prepare_bot(spec: BotSpec | str) -> None:
     """
     s = _as_spec(spec)
     if s.kind == "gnubg":
-        from bgbot.play.bots.gnubg import find_gnubg
-
         find_gnubg(s.get("path"))  # type: ignore[arg-type]
     elif s.kind == "bgsage":
-        from bgbot.play.bots.bgsage import check_bgsage_ply, require_bgsage
-
         check_bgsage_ply(s.get("ply", 1))
         check_bgsage_ply(s.get("cube_ply", s.get("ply", 1)), "cube_ply")
         require_bgsage()
     elif s.kind == "bgbot":
-        from bgbot.engine.api import Engine
-
         engine = Engine.load(s.get("checkpoint"), bearoff=bool(s.get("bearoff", True)))  # type: ignore[arg-type]
         if s.get("bearoff", True):
-            from bgbot.eval.bearoff import get_bearoff_db
-
             get_bearoff_db()
         del engine
 
@@ -198,8 +194,6 @@ def make_bot(spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: 
             name=label,
         )
     if s.kind == "gnubg":
-        from bgbot.play.bots.gnubg import GnubgBot
-
         kwargs: dict[str, object] = {"jacoby": jacoby, "name": label}
         if "timeout" in o:
             kwargs["timeout"] = o["timeout"]
@@ -210,8 +204,6 @@ def make_bot(spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: 
             **kwargs,  # type: ignore[arg-type]
         )
     if s.kind == "bgsage":
-        from bgbot.play.bots.bgsage import BgsageBot
-
         return BgsageBot(
             int(o.get("ply", 1)),  # type: ignore[call-overload]
             o.get("cube_ply"),  # type: ignore[arg-type]

@@ -34,10 +34,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from bgbot.errors import BgbotError, EngineError, IllegalMoveError, InvalidMoveError, ProtocolError
+from bgbot.formats.fibs import format_fibs_board
 from bgbot.play.bots.base import BaseBot
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
+from bgbot.rules.moves import parse_move
 from bgbot.rules.position import Position
 
 DEFAULT_TIMEOUT = 60.0
@@ -71,8 +73,6 @@ def engine_board(
     external player and how its ``external`` command reads it (it takes the
     side named by "turn" as the doubler, whoever the board is addressed to).
     """
-    from bgbot.formats.fibs import format_fibs_board
-
     st = state.at_decision(doubled=doubled, dice=None if doubled else dice)
     # can_move is informational (gnubg ignores it); counting it would cost a full move listing
     can_move = 0 if dice is None or doubled else (4 if dice[0] == dice[1] else 2)
@@ -141,8 +141,6 @@ def move_from_text(pos: Position, dice: Dice, text: str, legal: np.ndarray | Non
         theirs = np.array([-mine[25 - i] for i in range(26)], dtype=np.int8)
         if legal.shape[0] and (legal == theirs).all(axis=1).any():
             return Position(theirs.tolist(), validate=False)
-    from bgbot.rules.moves import parse_move
-
     try:
         return parse_move(pos, dice, text).result
     except InvalidMoveError:

@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bgbot.engine.api import Engine
+from bgbot.engine.search import check_ply
 from bgbot.errors import ConfigError
+from bgbot.eval.pubeval import choose
 from bgbot.play.bots.base import BaseBot
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
@@ -63,8 +66,6 @@ class PubevalBot(BaseBot):
     """Tesauro's pubeval for checker play.  Pubeval has no probabilities: it never doubles and always takes."""
 
     def __init__(self, name: str = "pubeval") -> None:
-        from bgbot.eval.pubeval import choose
-
         self._choose = choose
         self.name = name
 
@@ -82,8 +83,6 @@ class BgbotBot(BaseBot):
     """
 
     def __init__(self, engine: Engine, *, ply: int = 1, cube_ply: int | None = None, name: str = "bgbot") -> None:
-        from bgbot.engine.search import check_ply
-
         self.engine = engine
         self.ply = check_ply(ply)
         self.cube_ply = check_ply(cube_ply if cube_ply is not None else ply)
@@ -101,8 +100,6 @@ class BgbotBot(BaseBot):
         name: str = "bgbot",
     ) -> BgbotBot:
         """A bot on the network of ``checkpoint`` (default: the shipped model or ``$BGBOT_CHECKPOINT``)."""
-        from bgbot.engine.api import Engine
-
         return cls(Engine.load(checkpoint, bearoff=bearoff), ply=ply, cube_ply=cube_ply, name=name)
 
     def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
