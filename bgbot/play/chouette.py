@@ -61,7 +61,7 @@ import numpy as np
 from bgbot.errors import ConfigError, Forfeit
 from bgbot.formats.records import RecordEntry
 from bgbot.play.bots.base import Bot
-from bgbot.play.table import DEFAULT_RULES, DecisionTimes, Fault, Referee, Rules, play_game
+from bgbot.play.table import DEFAULT_RULES, DecisionTimes, Fault, GameFacts, Referee, Rules, play_game
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
@@ -130,7 +130,7 @@ class ChouetteAction:
 
 
 @dataclass(frozen=True)
-class ChouetteGameResult:
+class ChouetteGameResult(GameFacts):
     """The outcome of :func:`play_chouette_game`.
 
     ``how`` is how the game ended: ``'played'`` (borne off), ``'dropped'``
@@ -149,13 +149,6 @@ class ChouetteGameResult:
 
     how: GameHow
     winner: Literal["box", "team"] | None
-    kind: int
-    cube: int
-    cube_owner: int
-    turns: int
-    first_player: int
-    opening_dice: Dice
-    opening_ties: int
     settlements: tuple[Settlement, ...]
     faults: tuple[Fault, ...]
     actions: tuple[ChouetteAction, ...]
@@ -341,15 +334,9 @@ def play_chouette_game(
         # nobody is left in the team: the last member passed, or forfeited
         how, winner = ("forfeit" if side.exits[-1] == "forfeit" else "passed"), "box"
     return ChouetteGameResult(
+        **res.facts(),  # type: ignore[arg-type]
         how=how,
         winner=winner,
-        kind=res.kind,
-        cube=res.cube,
-        cube_owner=res.cube_owner,
-        turns=res.turns,
-        first_player=res.first_player,
-        opening_dice=res.opening_dice,
-        opening_ties=res.opening_ties,
         settlements=tuple(side.settled[m] for m in range(len(team))),
         faults=tuple(faults),
         actions=tuple(actions),

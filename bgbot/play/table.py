@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 import numpy as np
@@ -145,7 +145,26 @@ class DecisionTimes:
 
 
 @dataclass(frozen=True)
-class GameResult:
+class GameFacts:
+    """What every game on the loop reports, whatever its sides: how it was won (``kind`` 1/2/3 for a
+    game played out, else 0), the final cube (``cube_owner`` -1 = centred), the turns played and the
+    opening roll (who won it, the dice, how many ties)."""
+
+    kind: int
+    cube: int
+    cube_owner: int
+    turns: int
+    first_player: int
+    opening_dice: Dice
+    opening_ties: int
+
+    def facts(self) -> dict[str, object]:
+        """The :class:`GameFacts` fields of this result, for building a result of another kind from it."""
+        return {f.name: getattr(self, f.name) for f in fields(GameFacts)}
+
+
+@dataclass(frozen=True)
+class GameResult(GameFacts):
     """The outcome of :func:`play_game`; players are absolute (0/1).
 
     ``winner`` is None when the game was stopped after ``max_turns`` (then
@@ -160,14 +179,7 @@ class GameResult:
 
     winner: int | None
     points: int
-    kind: int
     how: Literal["played", "dropped", "forfeit", "unfinished"]
-    cube: int
-    cube_owner: int
-    turns: int
-    first_player: int
-    opening_dice: Dice
-    opening_ties: int
     crawford: bool
     actions: tuple[RecordEntry, ...]
     fault: Fault | None
