@@ -2,7 +2,7 @@
 
 Reads ``tests/data/benchmark/cube.jsonl`` (200 money positions, Jacoby and
 beavers off, cube centred at 1 or owned by the side on roll at 2) and runs
-:func:`bgbot.cube.money_cube_decision` on probabilities from an *evaluator*.
+:func:`bgbot.engine.cube.money_cube_decision` on probabilities from an *evaluator*.
 The default evaluator ``file`` uses the file's own gnubg 2-ply cubeless
 probabilities, which isolates the cube model (Janowski at 0-ply) from any
 network.  Prints the agreement with gnubg's decision, a confusion table and
@@ -78,7 +78,7 @@ def position_from_id(pid: str) -> Position:
     try:
         return Position.from_id(pid)
     except ImportError:
-        pass  # bgbot.notation not there yet: decode the 80-bit key here
+        pass  # bgbot.formats not there yet: decode the 80-bit key here
     raw = base64.b64decode(pid + "==")[:10]
     bits = [(raw[k // 8] >> (k % 8)) & 1 for k in range(80)]
     counts = [[0] * 25, [0] * 25]  # [player][point-1], point 25 = bar; the player on roll comes first

@@ -1,6 +1,6 @@
 """Time per checker-play (and cube) decision of bgbot at each ply.
 
-Times :meth:`bgbot.engine.Engine.best_move` (the full ranked analysis, move
+Times :meth:`bgbot.engine.api.Engine.best_move` (the full ranked analysis, move
 texts excluded: they are worked out only when read) over a fixed set of
 positions from ``tests/data/benchmark/checker.jsonl`` and prints the median,
 the 90th percentile and the mean per decision.  As a reference measured in

@@ -2,9 +2,9 @@
 
 Duels (all cubeless money games with duplicate dice unless said otherwise):
 
-* ``pubeval`` vs ``pubeval`` through :func:`bgbot.pit.run_pit` (referee, one
+* ``pubeval`` vs ``pubeval`` through :func:`bgbot.play.pit.run_pit` (referee, one
   bot call per decision, statistics), with 1 and with ``--workers`` processes;
-  reference: the same duel in :func:`bgbot.duel.duel`, the lock-step batched
+  reference: the same duel in :func:`bgbot.play.duel.duel`, the lock-step batched
   runner with no referee and no per-decision calls.
 * ``bgbot:ply=1`` vs ``gnubg:ply=0`` over gnubg's external-player socket,
   cubeless and cubeful; reference: the bare socket round trip (one board
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pit runner speed, {args.games} games a duel (duplicate dice, seed 1)")
     t0 = time.perf_counter()
     ref = duel(choose, choose, (args.games + 1) // 2, seed=1)
-    ref_gpm = show("reference: bgbot.duel lock-step pubeval vs pubeval", ref.games, time.perf_counter() - t0)
+    ref_gpm = show("reference: bgbot.play.duel lock-step pubeval vs pubeval", ref.games, time.perf_counter() - t0)
     for workers in sorted({1, args.workers}):
         r = run_pit("pubeval", "pubeval", PitConfig(games=args.games, seed=1, rules=Rules(cube=False), workers=workers))
         show(f"pit pubeval vs pubeval, {workers} worker{'s' * (workers > 1)}", r.games, r.elapsed_s,

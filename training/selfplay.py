@@ -4,7 +4,7 @@ Read top to bottom:
 
 1. ``parallel_games`` games advance together.  Each step rolls dice for every
    game, generates every legal result of every game in one
-   :func:`~bgbot.movegen.successors_batch` call, evaluates all of them in one
+   :func:`~bgbot.rules.movegen.successors_batch` call, evaluates all of them in one
    forward pass and lets each game's mover play its best result (1-ply greedy;
    with probability ``explore`` a random legal move instead).
 2. A finished game's positions get **forward-view lambda-returns**, computed

@@ -7,10 +7,10 @@
 'no_double'
 
 Every position is seen from **the side on roll** (gnubg's Position ID is
-written that way already); it may be given as a :class:`~bgbot.position.Position`
+written that way already); it may be given as a :class:`~bgbot.rules.position.Position`
 or as text (gnubg Position ID, ``PositionID:MatchID``, XGID or FIBS board).
 Plies use the XG convention (1-ply = the network alone; see
-:mod:`bgbot.search`).  Exact races (both sides home) are answered by the
+:mod:`bgbot.engine.search`).  Exact races (both sides home) are answered by the
 one-sided bear-off database instead of the network.
 """
 
@@ -98,12 +98,12 @@ class Engine:
     """A trained evaluator plus search: evaluations, best moves and cube actions.
 
     Build one with :meth:`load` (a checkpoint file) or :meth:`from_net`; the
-    constructor takes any :class:`~bgbot.evaluate.Evaluator`.  With
+    constructor takes any :class:`~bgbot.eval.evaluate.Evaluator`.  With
     ``bearoff=True`` (the default) positions where both sides are home are
     answered exactly by the bear-off database (built on first use if
-    missing); a :class:`~bgbot.bearoff.BearoffDB` may be passed instead.
+    missing); a :class:`~bgbot.eval.bearoff.BearoffDB` may be passed instead.
     ``filters`` are the move filters of deeper plies; ``met`` the match
-    equity table for match cube decisions (a :class:`~bgbot.met.MatchEquityTable`
+    equity table for match cube decisions (a :class:`~bgbot.engine.met.MatchEquityTable`
     or the name of a shipped one).
     """
 
@@ -145,7 +145,7 @@ class Engine:
 
     @classmethod
     def from_net(cls, net: ValueNet, **kwargs: Any) -> Engine:
-        """An engine on an in-memory :class:`~bgbot.net.ValueNet` (keyword arguments: the constructor's)."""
+        """An engine on an in-memory :class:`~bgbot.eval.nets.ValueNet` (keyword arguments: the constructor's)."""
         return cls(NetEvaluator(net), **kwargs)
 
     @property
@@ -185,7 +185,7 @@ class Engine:
         ``"31"``.  Each candidate carries its move text, the resulting
         position (opponent's view), probabilities and equity from the mover's
         view, the ply used and the difference to the best (see
-        :class:`~bgbot.search.Analysis`).
+        :class:`~bgbot.engine.search.Analysis`).
         """
         return analyze(self.evaluator, _as_position(pos), dice, ply, self.filters)
 
@@ -256,7 +256,7 @@ class Engine:
         return cube_efficiency(contact=False, pips_on_roll=pos.pips()[0])
 
     def chooser(self, ply: int = 1) -> Chooser:
-        """A :mod:`bgbot.duel` chooser playing this engine's best move at ``ply``, batched over games."""
+        """A :mod:`bgbot.play.duel` chooser playing this engine's best move at ``ply``, batched over games."""
         return search_chooser(self.evaluator, ply, self.filters)
 
 

@@ -34,7 +34,7 @@ Beavers are not modelled.
 Match play
 ----------
 gnubg's ``Cl2CfMatch``: the same dead/live mix, but in match winning chances
-(MWC) from a :class:`~bgbot.met.MatchEquityTable`.  The dead MWC weighs every
+(MWC) from a :class:`~bgbot.engine.met.MatchEquityTable`.  The dead MWC weighs every
 result (single, gammon, backgammon, either way) by the MWC after it, so the
 gammon values at the score come straight from the MET.  The live MWC
 interpolates linearly between losing the game, the opponent cashing, my
@@ -65,7 +65,7 @@ opponent owns the cube.  In those cases the action is ``'no_double'`` and
 pointless (dead cube, post-Crawford leader) they are still computed.
 
 This module imports neither torch nor the move generator; it only needs
-:mod:`bgbot.met` and the standard library.
+:mod:`bgbot.engine.met` and the standard library.
 """
 
 from __future__ import annotations
@@ -578,7 +578,7 @@ def _check_score(
     owner: str,
 ) -> _Score:
     if not isinstance(met, MatchEquityTable):
-        raise InvalidCubeError(f"met must be a MatchEquityTable (see bgbot.met.load_met), got {met!r}")
+        raise InvalidCubeError(f"met must be a MatchEquityTable (see bgbot.engine.met.load_met), got {met!r}")
     match_length = _as_int(match_length, "match_length")
     away_me = _as_int(away_me, "away_me")
     away_opp = _as_int(away_opp, "away_opp")

@@ -23,7 +23,7 @@ gnubg's do: after the candidates are evaluated at ply ``k`` only the best
 the others stay in the analysis with their lower-ply figures, ranked below.
 
 Every level of the search generates the moves of a whole batch in one
-:func:`~bgbot.movegen.successors_batch` call and evaluates them in one
+:func:`~bgbot.rules.movegen.successors_batch` call and evaluates them in one
 evaluator call: for 2-ply, all replies of all kept candidates times 21 rolls
 go through the network together.
 
@@ -132,14 +132,14 @@ def _check_filters(filters: Sequence[MoveFilter]) -> tuple[MoveFilter, ...]:
 
 
 class BearoffEvaluator:
-    """An :class:`~bgbot.evaluate.Evaluator` that answers bear-off positions from the database.
+    """An :class:`~bgbot.eval.evaluate.Evaluator` that answers bear-off positions from the database.
 
     Rows where both sides have every checker home (no contact, nobody on the
     bar) and the database holds both sides get the database's exact
     probabilities; finished games get their exact result; every other row
     goes to ``base``.  All from each row's side on roll, before its roll.
 
-    The database is fetched with :func:`bgbot.bearoff.get_bearoff_db` the
+    The database is fetched with :func:`bgbot.eval.bearoff.get_bearoff_db` the
     first time a batch holds a bear-off position (``path`` as there; it is
     built on first use if the file is missing), unless ``db`` is given.
     """
@@ -252,7 +252,7 @@ def rank_successors(
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Evaluate candidate moves of a batch of positions at ``ply``, with move filters.
 
-    ``succ``/``parent`` as :func:`~bgbot.movegen.successors_batch` returns
+    ``succ``/``parent`` as :func:`~bgbot.rules.movegen.successors_batch` returns
     them (candidates from the opponent's view, rows of one parent
     contiguous).  Returns ``(probs, plies)``: ``probs`` ``(M, 5)`` **from the
     mover's view** (the side that chose the move) and the ply each row was
@@ -316,7 +316,7 @@ def random_chooser(seed: int) -> Chooser:
 
 
 def search_chooser(evaluator: Evaluator, ply: int = 2, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> Chooser:
-    """A :mod:`bgbot.duel` chooser that plays the best move at ``ply`` for a whole batch of games at once."""
+    """A :mod:`bgbot.play.duel` chooser that plays the best move at ``ply`` for a whole batch of games at once."""
     ply = check_ply(ply)
     filt = _check_filters(filters)
 
@@ -334,7 +334,7 @@ def search_chooser(evaluator: Evaluator, ply: int = 2, filters: Sequence[MoveFil
 
 
 class _MoveTexts:
-    """The steps of every result of one roll, found by :func:`~bgbot.movegen.legal_moves` on first use.
+    """The steps of every result of one roll, found by :func:`~bgbot.rules.moves.legal_moves` on first use.
 
     Searching needs only the resulting positions; the notation costs more
     than a 1-ply decision, so it is worked out only when someone reads it.

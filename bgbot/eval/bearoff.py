@@ -206,7 +206,7 @@ def compute_tables(
     Positions are solved in increasing pip count (every move lowers the pip
     count, so successors are always solved first), a whole pip level and one
     roll at a time with numpy over the successor lists that
-    :func:`bgbot.movegen.successors_batch` produced for all positions at once.
+    :func:`bgbot.rules.movegen.successors_batch` produced for all positions at once.
     Raises :class:`~bgbot.errors.ConfigError` for a bad ``max_checkers`` and
     :class:`RuntimeError` if more than :data:`TAIL_TOLERANCE` of any
     distribution falls beyond ``turns`` columns (it cannot with 32).

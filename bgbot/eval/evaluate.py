@@ -101,7 +101,7 @@ def make_consistent(probs: Probs) -> Probs:
 
 
 class NetEvaluator:
-    """A :class:`~bgbot.net.ValueNet` as an :class:`Evaluator` (no gradients, finished games exact)."""
+    """A :class:`~bgbot.eval.nets.ValueNet` as an :class:`Evaluator` (no gradients, finished games exact)."""
 
     def __init__(self, net: ValueNet) -> None:
         self.net = net.eval()

@@ -42,7 +42,7 @@ def scores(before: NDArray[np.int8], succ: NDArray[np.int8], parent: NDArray[np.
     """Pubeval score of each successor for the side that moved.
 
     ``before``: the positions before the move (mover on roll); ``succ``: results
-    from the opponent's view (as :func:`bgbot.movegen.successors_batch` gives
+    from the opponent's view (as :func:`bgbot.rules.movegen.successors_batch` gives
     them); ``parent``: the row of ``before`` each came from.
     """
     mover = -np.asarray(succ)[:, ::-1]  # back to the mover's view

@@ -76,7 +76,7 @@ class FibsBoard:
         return self.turn != 0 and (on_roll != self.you if doubled else on_roll == self.you)
 
     def to_match_state(self) -> MatchState:
-        """The :class:`~bgbot.matchstate.MatchState` of this board (O = player 0, X = player 1).
+        """The :class:`~bgbot.rules.matchstate.MatchState` of this board (O = player 0, X = player 1).
 
         Read the way gnubg's external player reads it: the side on roll is the
         one "turn" names (player ``you`` when the game is over); a double is

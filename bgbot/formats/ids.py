@@ -95,12 +95,12 @@ def encode_match_id(state: MatchState) -> str:
 
 
 def decode_match_id(text: str) -> MatchState:
-    """Parse gnubg's 12-character Match ID into a :class:`~bgbot.matchstate.MatchState`.
+    """Parse gnubg's 12-character Match ID into a :class:`~bgbot.rules.matchstate.MatchState`.
 
     Raises :class:`~bgbot.errors.InvalidIdError` for a wrong length, non-base64
     characters, bits set beyond bit 67, a cube owner code of 2, dice above 6
     or only one die set, an unknown game state, or a state that breaks the
-    rules checked by :class:`~bgbot.matchstate.MatchState`.
+    rules checked by :class:`~bgbot.rules.matchstate.MatchState`.
     """
     t = base64_id_text(text, 12, "gnubg Match ID")
     q = quote_input(text)

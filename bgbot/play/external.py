@@ -7,14 +7,14 @@
 
 gnubg then sends FIBS ``board:`` lines for every decision of player 1 and
 bgbot answers as gnubg's own ``external`` command does (see
-:mod:`bgbot.bots.fibsline`): a move in standard notation for a board with
+:mod:`bgbot.play.bots.fibsline`): a move in standard notation for a board with
 dice (an empty line when nothing can be played), ``double`` or ``roll`` for a
 board without dice, ``take`` or ``drop`` for a board with the was-doubled
 flag.  ``version`` is answered, ``exit`` closes the connection, anything else
 gets one ``Error: ...`` line and the connection stays open.
 
 The same answers are available over stdin/stdout (``--stdio``), which makes
-bgbot usable as a ``cmd:`` engine of :mod:`bgbot.pit`.
+bgbot usable as a ``cmd:`` engine of :mod:`bgbot.play.pit`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``run_pit("bgbot:ply=1", "gnubg:ply=0", PitConfig(games=2000, rules=Rules(cube=False), workers=2))``
 plays ``games`` money games (or ``games`` matches to ``match_length``) between
-bot A and bot B (specs as :func:`bgbot.bots.parse_bot_spec`) and returns a
+bot A and bot B (specs as :func:`bgbot.play.bots.parse_bot_spec`) and returns a
 :class:`PitReport` from **A's point of view**.
 
 * **Duplicate dice.**  Games come in pairs: pair ``k`` is played twice with
@@ -11,7 +11,7 @@ bot A and bot B (specs as :func:`bgbot.bots.parse_bot_spec`) and returns a
   seats swapped, so each bot gets the rolls the other had.  The standard
   error of the points per game is taken over the pair means, which removes
   most of the dice luck.
-* **Referee.**  :mod:`bgbot.cubegame` plays every game with bgbot's own rules
+* **Referee.**  :mod:`bgbot.play.table` plays every game with bgbot's own rules
   engine; an illegal move, garbage or a dead engine forfeits that game (it
   is listed in the report) and the duel goes on after the bot is reset (an
   external engine is restarted).  If a bot cannot be restarted, the duel

@@ -13,7 +13,7 @@ person:
 * at any question: ``hint`` (the engine's ranked moves, or its cube
   action), ``board``, ``help``, ``quit``.
 
-The game is refereed by :mod:`bgbot.cubegame`, exactly as in a pit.  A move
+The game is refereed by :mod:`bgbot.play.table`, exactly as in a pit.  A move
 with a single legal play is made for you (and shown).
 """
 
@@ -55,7 +55,7 @@ def _plural(n: int, word: str) -> str:
 
 
 class HumanBot(BaseBot):
-    """The person at the terminal, as a :class:`~bgbot.bots.Bot`.
+    """The person at the terminal, as a :class:`~bgbot.play.bots.Bot`.
 
     ``ask(prompt)`` returns the next answer line, or None at the end of the
     input; ``say(text)`` prints.  ``engine`` answers ``hint``.

@@ -2,11 +2,11 @@
 
 A :class:`MatchState` carries what gnubg's Match ID and an XGID carry next to
 the board.  Players are *absolute*: player 0 and player 1 keep their numbers
-for the whole match, while a :class:`~bgbot.position.Position` is always seen
+for the whole match, while a :class:`~bgbot.rules.position.Position` is always seen
 from the side on roll.  ``on_roll`` says which absolute player that is, so a
 ``(Position, MatchState)`` pair describes the situation completely.
 
-Conventions shared by :mod:`bgbot.notation`:
+Conventions shared by :mod:`bgbot.formats`:
 
 * gnubg Match ID: players 0 and 1 are gnubg's players 0 and 1.
 * XGID: player 0 is the bottom player (upper-case letters, ``turn`` = 1),
@@ -50,7 +50,7 @@ def _is_power_of_two(n: int) -> bool:
 class MatchState:
     """Score, cube, turn and dice of a backgammon position; players are absolute (0 and 1).
 
-    The :class:`~bgbot.position.Position` that goes with a state is seen from
+    The :class:`~bgbot.rules.position.Position` that goes with a state is seen from
     ``on_roll``'s side.  ``turn`` is the player who must make the next
     decision: ``on_roll`` normally, the opponent while a double (or a
     resignation) is pending.  Passing ``turn=None`` fills it in (``on_roll``, or

@@ -2,11 +2,11 @@
 
 A bot answers three questions, always given the position **from the view of
 the side on roll** (as everywhere in bgbot) together with a
-:class:`~bgbot.matchstate.MatchState` whose players are absolute (0 and 1):
+:class:`~bgbot.rules.matchstate.MatchState` whose players are absolute (0 and 1):
 
 * ``move(pos, dice, state)``: the bot is on roll (``state.on_roll``) with
   ``dice``; it returns the position after its move **from the opponent's
-  view** (one of :func:`bgbot.movegen.successors`).
+  view** (one of :func:`bgbot.rules.movegen.successors`).
 * ``double(pos, state)``: the bot is on roll, before rolling, and may double
   (the referee only asks when the cube is available to it); True to double.
 * ``take(pos, state)``: the opponent (``state.on_roll``, the side whose view

@@ -16,7 +16,7 @@ is addressed to the side on roll (colour and direction are its own).
 Two transports share the protocol here: a child process on stdin/stdout
 (:class:`PipeEngineBot`, spec ``cmd:COMMAND``) and a TCP connection to an
 engine already listening (:class:`TcpEngineBot`, spec ``tcp:HOST:PORT``);
-:mod:`bgbot.bots.gnubg` starts gnubg itself and talks over TCP.
+:mod:`bgbot.play.bots.gnubg` starts gnubg itself and talks over TCP.
 """
 
 from __future__ import annotations

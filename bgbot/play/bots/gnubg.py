@@ -4,7 +4,7 @@
 feeds it commands on stdin (evaluation plies for checker play and cube,
 ``set jacoby``, no beavers, one thread) and finally ``external
 localhost:PORT``, after which gnubg listens on that port and answers FIBS
-``board:`` lines (see :mod:`bgbot.bots.fibsline`).  One gnubg process serves
+``board:`` lines (see :mod:`bgbot.play.bots.fibsline`).  One gnubg process serves
 a bot for its whole life; :meth:`GnubgBot.close` stops it.
 
 Plies here are **gnubg's** numbering (0-ply = its network alone, which is

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def _choose(chooser: Chooser, pos: Position, dice: Dice) -> Position:
-    """One position's move by a batched :mod:`bgbot.duel` chooser; the result is the opponent's view."""
+    """One position's move by a batched :mod:`bgbot.play.duel` chooser; the result is the opponent's view."""
     before = pos.array()[None, :]
     succ, parent = successors_batch(before, dice)
     idx = int(chooser(before, succ, parent)[0]) if succ.shape[0] > 1 else 0
@@ -77,7 +77,7 @@ class PubevalBot(BaseBot):
 class BgbotBot(BaseBot):
     """bgbot's engine: checker play at ``ply`` (XG numbering, 1 = the network alone), cube at ``cube_ply``.
 
-    Cube actions come from :meth:`bgbot.engine.Engine.cube_action` (Janowski
+    Cube actions come from :meth:`bgbot.engine.api.Engine.cube_action` (Janowski
     for money, gnubg's method with the match equity table for matches), from
     the side on roll's probabilities before its roll.
     """
