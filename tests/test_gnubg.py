@@ -225,3 +225,93 @@ def test_saved_matches_with_the_cube_import_into_gnubg_unchanged(gnubg: str, tmp
         assert final, out[-2000:]
         n_games, _, s0, _, s1 = final[-1]
         assert int(n_games) == f.read_text().count(" Game ") and max(int(s0), int(s1)) >= 5
+
+
+# ---------------------------------------------------------------------------
+# the score on gnubg's socket, both ways (asymmetric scores)
+# ---------------------------------------------------------------------------
+
+ASYMMETRIC = "cO+GBgC0fSIAIw"  # a contact position, from the side on roll
+
+
+def _line_gnubg_sends(gnubg: str, external: int, score: tuple[int, int], dice: str = "4 3") -> str:
+    """The first ``board:`` line gnubg sends its external player ``external`` (0/1), on roll in ASYMMETRIC."""
+    import socket
+    import threading
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    srv.settimeout(60)
+    port = srv.getsockname()[1]
+    got: list[str] = []
+
+    def listen() -> None:
+        conn, _ = srv.accept()
+        with conn, conn.makefile("r") as f:
+            got.append(f.readline())
+
+    th = threading.Thread(target=listen, daemon=True)
+    th.start()
+    try:
+        _run_gnubg(gnubg, [
+            "set player 0 human", "set player 1 human", "new match 7", f"set score {score[0]} {score[1]}",
+            f"set turn {external}", f"set board {ASYMMETRIC}", f"set dice {dice}",
+            f"set player {external} external localhost:{port}", "play",
+        ])
+        th.join(30)
+    finally:
+        srv.close()
+    assert got and got[0].startswith("board:"), got
+    return got[0].strip()
+
+
+@pytest.mark.parametrize("external", [0, 1])
+def test_the_score_gnubg_sends_is_read_for_the_right_side(gnubg: str, external: int) -> None:
+    from bgbot.formats.parse import parse_position_and_state
+
+    line = _line_gnubg_sends(gnubg, external, (2, 5))  # gnubg's player 0 has 2, player 1 has 5
+    pos, state = parse_position_and_state(line)
+    assert state is not None and pos.gnubg_id() == ASYMMETRIC and state.dice in ((4, 3), (3, 4))
+    mine, theirs = (2, 5) if external == 0 else (5, 2)
+    assert (state.score[state.on_roll], state.score[1 - state.on_roll]) == (mine, theirs), line
+
+
+def _does_bgbot_double(gnubg: str, bgbot_score: int, gnubg_score: int) -> bool:
+    """gnubg drives bgbot's serve-external (the shipped model) as player 1, on roll before its roll, post-Crawford."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bgbot.cli", "serve-external", "--port", "0", "--once", "--bot", "bgbot"],
+        stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        assert server.stderr is not None
+        port = int(re.search(r"listening on \S+:(\d+)", server.stderr.readline()).group(1))  # type: ignore[union-attr]
+        out = _run_gnubg(gnubg, [
+            "set player 0 human", "set player 1 human", "new match 7",
+            f"set score {gnubg_score} {bgbot_score}", "set crawford off", "set turn 1", f"set board {ASYMMETRIC}",
+            "set player 1 name bgbot", f"set player 1 external localhost:{port}", "play",
+        ], timeout=90)
+        assert "post-Crawford" in out, out[-2000:]
+        return "bgbot doubles" in out
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+
+
+def test_gnubg_drives_bgbot_at_a_lopsided_score_and_only_the_trailer_doubles(gnubg: str) -> None:
+    # 7-point match, post-Crawford: the trailer doubles at once, the 1-away leader's cube is dead
+    assert _does_bgbot_double(gnubg, bgbot_score=5, gnubg_score=6)
+    assert not _does_bgbot_double(gnubg, bgbot_score=6, gnubg_score=5)
+
+
+def test_bgbot_asks_gnubg_the_cube_at_1_2_and_2_1_and_the_trailer_doubles(gnubg: str) -> None:
+    bot = GnubgBot(0, path=gnubg)
+    try:
+        start = parse_gnubg_position_id("4HPwATDgc/ABMA")
+        for on_roll in (0, 1):  # bgbot writes the board addressed to player 0 (colour O) and to player 1 (X)
+            trailer = (1, 2) if on_roll == 0 else (2, 1)
+            leader = (trailer[1], trailer[0])
+            assert bot.double(start, MatchState(match_length=3, score=trailer, on_roll=on_roll)), on_roll
+            assert not bot.double(start, MatchState(match_length=3, score=leader, on_roll=on_roll)), on_roll
+    finally:
+        bot.close()

@@ -33,7 +33,7 @@ from bgbot.errors import (
     InvalidMoveError,
 )
 from bgbot.formats.board import render_board
-from bgbot.formats.fibs import format_fibs_board, parse_fibs_board
+from bgbot.formats.fibs import DIALECT_FIBS, format_fibs_board, parse_fibs_board
 from bgbot.formats.ids import decode_match_id, encode_match_id, format_xgid, parse_xgid
 from bgbot.formats.parse import parse_position, parse_position_and_state
 from bgbot.rules.matchstate import MatchState
@@ -413,10 +413,11 @@ def test_fibs_board_for_x_moving_up() -> None:
     theirs = {3: 2, 4: 1, 5: 4, 6: 3, 8: 1, 10: 1, 13: 2, 19: 1}
     assert pos == Position.from_points(mine, theirs)
     assert pos.off() == (2, 0) == (board.player_on_home, board.opponent_on_home)
-    state = board.to_match_state()
+    state = board.to_match_state(DIALECT_FIBS)  # a line the FIBS server wrote: the addressee's score first
     assert state.on_roll == 1 == board.you and state.dice == (3, 6)
     assert state.score == (2, 0) and state.match_length == 17
-    again = format_fibs_board(pos, state, player="mpgnu", opponent="buster")
+    assert board.to_match_state().score == (0, 2)  # gnubg's socket puts the scores the other way round
+    again = format_fibs_board(pos, state, player="mpgnu", opponent="buster", dialect=DIALECT_FIBS)
     assert parse_fibs_board(again)[0] == pos
     fields = FIBS_X.replace(" ", "").split(":")
     fields[-3] = "0"  # bgbot writes 0 in the "forced move" field
@@ -431,7 +432,8 @@ def test_fibs_pending_double_goes_to_the_taker() -> None:
     assert board.was_doubled == 1 and board.you == 1  # addressed to player 1, who must take or drop
     assert board.turn == 1  # "turn" stays on the doubler (O, player 0), as gnubg reads a take
     assert board.is_your_turn
-    assert (board.player_score, board.opponent_score) == (2, 1)
+    assert board.scores() == (2, 1)  # (addressee's, opponent's), read as gnubg writes them
+    assert (board.score_field_1, board.score_field_2) == (1, 2)  # gnubg's order: the opponent's first
     assert parse_position_and_state(line) == (pos, state)
 
 

@@ -4,6 +4,16 @@
 X is player 1.  :func:`parse_fibs_board` returns the position from the view of
 the player the board is addressed to ("you"), with a :class:`FibsBoard` of the
 other fields.
+
+**Whose score is which** depends on who wrote the line (the ``dialect``).  On
+FIBS the fields after the match length are the addressee's score, then the
+opponent's.  GNU Backgammon's external-player socket writes them the other way
+round, the opponent's first: asked to move as either player at 2-5, gnubg 1.07
+sends the score of the side *not* addressed in the first score field (checked
+against the real gnubg in ``tests/test_gnubg.py``), and it reads the lines it is
+sent the same way.  Everything else (board, turn, colour, cube, may-double
+flags) means the same in both.  ``DIALECT_GNUBG`` is the default: engines that
+speak this protocol are written for gnubg's socket.
 """
 
 from __future__ import annotations
@@ -18,6 +28,15 @@ from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import CHECKERS, Position
 
 _FIBS_FIELDS = 52  # after "board:"
+DIALECT_GNUBG = "gnubg"  # the score fields are (opponent's, addressee's): gnubg's external-player socket
+DIALECT_FIBS = "fibs"  # the score fields are (addressee's, opponent's): the FIBS server
+DIALECTS = (DIALECT_GNUBG, DIALECT_FIBS)
+
+
+def _check_dialect(dialect: str) -> str:
+    if dialect not in DIALECTS:
+        raise InvalidIdError(f"a FIBS board dialect is one of {', '.join(DIALECTS)}, got {dialect!r}")
+    return dialect
 
 
 @dataclass(frozen=True)
@@ -35,8 +54,8 @@ class FibsBoard:
     player: str
     opponent: str
     match_length: int
-    player_score: int
-    opponent_score: int
+    score_field_1: int  # the first score field: the opponent's (gnubg) or the addressee's (FIBS)
+    score_field_2: int
     board: tuple[int, ...]
     turn: int
     player_dice: tuple[int, int]
@@ -75,7 +94,13 @@ class FibsBoard:
         on_roll, doubled = self._on_roll_and_doubled()
         return self.turn != 0 and (on_roll != self.you if doubled else on_roll == self.you)
 
-    def to_match_state(self) -> MatchState:
+    def scores(self, dialect: str = DIALECT_GNUBG) -> tuple[int, int]:
+        """``(addressee's score, opponent's score)`` read the way ``dialect`` writes them (module docstring)."""
+        if _check_dialect(dialect) == DIALECT_GNUBG:
+            return self.score_field_2, self.score_field_1
+        return self.score_field_1, self.score_field_2
+
+    def to_match_state(self, dialect: str = DIALECT_GNUBG) -> MatchState:
         """The :class:`~bgbot.rules.matchstate.MatchState` of this board (O = player 0, X = player 1).
 
         Read the way gnubg's external player reads it: the side on roll is the
@@ -90,7 +115,7 @@ class FibsBoard:
         you, opp = self.you, 1 - self.you
         length = 0 if self.match_length in (0, 9999) else self.match_length
         score = [0, 0]
-        score[you], score[opp] = self.player_score, self.opponent_score
+        score[you], score[opp] = self.scores(dialect)
         on_roll, doubled = self._on_roll_and_doubled()
         dice_raw = self.player_dice if on_roll == you else self.opponent_dice
         dice = dice_raw if dice_raw[0] and dice_raw[1] and not doubled else None
@@ -127,6 +152,7 @@ def format_fibs_board(
     you: int | None = None,
     can_move: int | None = None,
     redoubles: int = 0,
+    dialect: str = DIALECT_GNUBG,
 ) -> str:
     """A FIBS ``board:`` line for ``pos`` (seen from ``state.on_roll``) addressed to player ``you``.
 
@@ -141,8 +167,10 @@ def format_fibs_board(
     are 1 (as FIBS writes them); after it, "did Crawford" is 1.  Addressed to
     the doubler while its double is pending, both may-double flags are 0.
     ``can_move`` defaults to the number of checker steps the addressee can
-    play with the dice (0 before the roll).
+    play with the dice (0 before the roll).  The score fields are written in
+    ``dialect``'s order (see the module docstring).
     """
+    _check_dialect(dialect)
     st = state if state is not None else MatchState()
     if st.match_length == 9999:
         raise InvalidIdError("a 9999-point match cannot be written as a FIBS board: 9999 means unlimited")
@@ -171,11 +199,11 @@ def format_fibs_board(
         if st.dice and addressee == st.on_roll and not st.doubled:
             can_move = max(len(m.steps) for m in legal_moves(mine_view, st.dice))
     length = st.match_length or 9999
+    scores = (st.score[addressee], st.score[other])
     did_crawford = int(bool(st.match_length) and (st.match_length - 1) in st.score and not st.crawford)
     numbers: list[int] = [
         length,
-        st.score[addressee],
-        st.score[other],
+        *(reversed(scores) if dialect == DIALECT_GNUBG else scores),
         *raw,
         turn,
         *my_dice,
@@ -260,8 +288,8 @@ def parse_fibs_board(text: str) -> tuple[Position, FibsBoard]:
         player=player,
         opponent=opponent,
         match_length=length,
-        player_score=my_score,
-        opponent_score=opp_score,
+        score_field_1=my_score,
+        score_field_2=opp_score,
         board=raw,
         turn=turn,
         player_dice=(d1, d2),
