@@ -15,6 +15,7 @@ from bgbot.errors import BgbotError, ConfigError
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
+    from bgbot.rules.matchstate import CubeState, MatchState
 
 DEFAULT_RUN_DIR = "runs/default"
 
@@ -129,14 +130,18 @@ def _cmd_move(args: argparse.Namespace) -> int:
         dice = state.dice
     else:
         raise InvalidDiceError(f"no dice given for {args.position!r}: add DICE like 31, or an XGID with dice")
+    cs = _cube_state(args, state)
     engine = _load_engine(args)
-    analysis = engine.best_move(pos, dice, ply)
+    analysis = engine.best_move(pos, dice, ply, cs, cubeless=args.cubeless)
     if args.json:
         print(json.dumps({"engine": engine.describe(), **analysis.to_dict()}, indent=2))
         return 0
     print(position_ids(pos, state, dice=dice, doubled=False))
     print(f"Dice {dice[0]}{dice[1]}, {ply}-ply, {len(analysis)} legal moves; {engine.describe()}")
-    print("Equities are cubeless money equities of the side to move; probabilities from its view.")
+    where = "money game" + (", Jacoby rule" if cs.jacoby else "") if cs.is_money else (
+        f"{cs.match}-point match, score {cs.score[0]}-{cs.score[1]}" + (", Crawford game" if cs.crawford else ""))
+    print(f"{where}; cube {cs.cube} ({cs.owner}). Equities: {analysis.kind} of the side to move, "
+          "normalised to the cube; probabilities from its view.")
     print(analysis.table())
     return 0
 
@@ -166,6 +171,36 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState:
+    """The cube and score from the side on roll: the position's own (XGID, Match ID, FIBS board), then the options."""
+    from bgbot.rules.matchstate import CubeState
+
+    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
+    if state is not None:
+        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
+        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
+        crawford, jacoby = state.crawford, state.jacoby and state.is_money
+    if args.match is not None and args.score is None:
+        score = (0, 0)  # a new match length makes the position's score meaningless
+    return CubeState(
+        cube if args.cube is None else args.cube,
+        owner if args.owner is None else args.owner,
+        match if args.match is None else args.match,
+        score if args.score is None else args.score,
+        crawford or args.crawford,
+        jacoby or args.jacoby,
+    )
+
+
+def _cube_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--cube", help="cube value (default 1, or the position's)")
+    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
+    s.add_argument("--match", help="match length (0 = money game)")
+    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
+    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+
+
 def _cmd_cube(args: argparse.Namespace) -> int:
     import dataclasses
     import json
@@ -174,26 +209,10 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     from bgbot.engine.search import check_ply
     from bgbot.eval.evaluate import equity
     from bgbot.formats.parse import parse_position_and_state
-    from bgbot.rules.matchstate import CubeState
 
     pos, state = parse_position_and_state(args.position)
     ply = check_ply(args.ply)
-    # the position's own cube and score (XGID, Match ID, FIBS board), overridden by options
-    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
-    if state is not None:
-        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
-        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
-        crawford, jacoby = state.crawford, state.jacoby and state.is_money
-    if args.match is not None and args.score is None:
-        score = (0, 0)  # a new match length makes the position's score meaningless
-    cs = CubeState(
-        cube if args.cube is None else args.cube,
-        owner if args.owner is None else args.owner,
-        match if args.match is None else args.match,
-        score if args.score is None else args.score,
-        crawford or args.crawford,
-        jacoby or args.jacoby,
-    )
+    cs = _cube_state(args, state)
     cube, owner, match, score, crawford, jacoby = cs.cube, cs.owner, cs.match, cs.score, cs.crawford, cs.jacoby
     engine = _load_engine(args)
     probs = engine.evaluate(pos, ply)
@@ -233,16 +252,13 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     s = sub.add_parser("move", help="rank the legal moves of a roll (best move)")
     _engine_args(s, "search")
     s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
+    _cube_options(s)
+    s.add_argument("--cubeless", action="store_true", help="rank by cubeless money equity (cube and score ignored)")
     s.set_defaults(func=_cmd_move)
 
     s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")
     _engine_args(s, "evaluate")
-    s.add_argument("--cube", help="cube value (default 1, or the position's)")
-    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
-    s.add_argument("--match", help="match length (0 = money game)")
-    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
-    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
-    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    _cube_options(s)
     s.set_defaults(func=_cmd_cube)
 
     s = sub.add_parser("eval", help="cubeless probabilities of the side on roll")

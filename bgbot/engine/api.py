@@ -32,6 +32,8 @@ from bgbot.engine.cube import (
 )
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
+    CUBEFUL_MATCH,
+    CUBEFUL_MONEY,
     DEFAULT_FILTERS,
     Analysis,
     BearoffEvaluator,
@@ -39,10 +41,11 @@ from bgbot.engine.search import (
     analyze,
     check_ply,
     lookahead_probs,
+    rerank,
     search_chooser,
 )
 from bgbot.errors import InvalidPositionError, InvalidScoreError
-from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity
+from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity, flip_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.parse import parse_position
 from bgbot.rules.matchstate import CubeState, MatchState
@@ -178,16 +181,50 @@ class Engine:
         """Cubeless money equity of the side on roll, before it rolls (see :meth:`evaluate`)."""
         return float(equity(self.evaluate(pos, ply)))
 
-    def best_move(self, pos: Position | str, dice: object, ply: int = 1) -> Analysis:
-        """Every legal play of ``dice`` ranked at ``ply`` (1, 2 or 3); ``.best`` is the choice.
+    def best_move(
+        self,
+        pos: Position | str,
+        dice: object,
+        ply: int = 1,
+        state: CubeState | MatchState | None = None,
+        *,
+        cubeless: bool = False,
+    ) -> Analysis:
+        """Every legal play of ``dice`` in ``pos`` (side on roll's view) ranked at ``ply``; ``.best`` is the choice.
 
-        ``pos`` is seen from the side on roll; ``dice`` like ``(3, 1)`` or
-        ``"31"``.  Each candidate carries its move text, the resulting
-        position (opponent's view), probabilities and equity from the mover's
-        view, the ply used and the difference to the best (see
-        :class:`~bgbot.engine.search.Analysis`).
+        Plays are ranked as gnubg and XG rank them: by **cubeful** equity in a
+        money game (Janowski's interpolation with the cube efficiencies of the
+        cube decisions) and by **match winning chances** in a match (the match
+        equity table at this score: gammon values, Crawford, post-Crawford,
+        cube value and owner), shown in gnubg's EMG normalisation with the MWC
+        beside it.  ``state`` is the cube and score (a :class:`CubeState` from
+        the side on roll, a :class:`MatchState`, or None for a money game with
+        the cube centred).  Each play's result is valued for the opponent, now
+        on roll with the cube after the move, from the probabilities found at
+        the play's ply: the mover's value is minus the opponent's best cube
+        action.  ``cubeless=True`` ranks by cubeless money equity instead.
+        ``analysis.kind`` names the equity shown.
         """
-        return analyze(self.evaluator, _as_position(pos), dice, ply, self.filters)
+        p = _as_position(pos)
+        a = analyze(self.evaluator, p, dice, ply, self.filters)
+        if cubeless:
+            return a
+        cs = self.cube_state(state)
+        theirs = CubeState(
+            cube=cs.cube,
+            owner={"center": "center", "me": "opp", "opp": "me"}[cs.owner],  # type: ignore[arg-type]
+            match=cs.match,
+            score=(cs.score[1], cs.score[0]),
+            crawford=cs.crawford,
+            jacoby=cs.jacoby,
+        )
+        values = []
+        for c in a.candidates:
+            opp_probs = flip_probs(np.asarray(c.probs, dtype=np.float64)[None, :])[0]
+            d = self._decision(c.result, theirs, opp_probs)
+            mwc = None if d.mwc_optimal is None else 1.0 - d.mwc_optimal
+            values.append((-d.equity_optimal, mwc))
+        return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
 
     def cube_action(
         self,
@@ -219,6 +256,10 @@ class Engine:
             probs = self.evaluate(p, ply)
         else:
             check_ply(ply)
+        return self._decision(p, cs, probs, x)
+
+    def _decision(self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None) -> CubeDecision:
+        """The cube decision of the side on roll in ``p`` from ``probs`` (also for a finished game: a dead cube)."""
         xv = self.cube_efficiency(p) if x is None else x
         if cs.is_money:
             return money_cube_decision(probs, cube_value=cs.cube, owner=cs.owner, x=xv, jacoby=cs.jacoby)

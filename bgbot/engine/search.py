@@ -34,6 +34,7 @@ exact one-sided bear-off database in races where both sides are home.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -357,8 +358,12 @@ class Candidate:
 
     ``result`` is the position after the move **from the opponent's view**
     (opponent on roll); ``probs`` are ``[win, wg, wbg, lg, lbg]`` **from the
-    mover's view**, ``equity`` their cubeless money equity, ``ply`` the ply
-    they were computed at and ``diff`` the equity minus the best candidate's.
+    mover's view**, ``equity`` the equity the analysis ranks by (see
+    :attr:`Analysis.kind`: cubeless money equity, or cubeful equity for the
+    mover normalised to the cube value), ``ply`` the ply they were computed at
+    and ``diff`` the equity minus the best candidate's.  ``cubeless_equity`` is
+    the cubeless money equity of ``probs``; ``mwc`` the mover's match winning
+    chance in a match (None otherwise).
     ``move`` (standard notation, ``"cannot move"`` for the empty play) and
     ``steps`` (``(from, to, hit)`` in the mover's numbering) are worked out
     on first access.
@@ -370,6 +375,8 @@ class Candidate:
     ply: int
     diff: float
     _texts: _MoveTexts = field(repr=False, compare=False)
+    cubeless_equity: float = 0.0
+    mwc: float | None = None
 
     @cached_property
     def steps(self) -> tuple[tuple[int, int, bool], ...]:
@@ -387,6 +394,8 @@ class Candidate:
             "move": self.move,
             "result": self.result.gnubg_id(),
             "equity": self.equity,
+            "cubeless_equity": self.cubeless_equity,
+            "mwc": self.mwc,
             "diff": self.diff,
             "ply": self.ply,
             "probs": dict(zip(_NAMES, self.probs, strict=True)),
@@ -399,7 +408,9 @@ class Analysis:
 
     Candidates evaluated at a deeper ply rank above those the filters left
     at a shallower one; within a ply the higher equity comes first (ties keep
-    the move generator's order).  ``ply`` is the ply asked for.
+    the move generator's order).  ``ply`` is the ply asked for; ``kind`` says
+    which equity ranks the moves (:data:`CUBELESS`, :data:`CUBEFUL_MONEY` or
+    :data:`CUBEFUL_MATCH`).
     """
 
     position: Position
@@ -407,6 +418,7 @@ class Analysis:
     ply: int
     candidates: tuple[Candidate, ...]
     filters: tuple[MoveFilter, ...] = field(default=DEFAULT_FILTERS, repr=False)
+    kind: str = "cubeless money equity"
 
     @property
     def best(self) -> Candidate:
@@ -423,6 +435,7 @@ class Analysis:
             "xgid": format_xgid(self.position, dice=self.dice),
             "dice": list(self.dice),
             "ply": self.ply,
+            "equity_kind": self.kind,
             "moves": [{"rank": i, **c.to_dict()} for i, c in enumerate(self.candidates, 1)],
         }
 
@@ -430,13 +443,16 @@ class Analysis:
         """The ranked moves as a text table (probabilities from the mover's view), like gnubg's hint."""
         rows = self.candidates if limit is None else self.candidates[:limit]
         width = max([len("move"), *(len(c.move) for c in rows)])
-        head = f"{'#':>3}  {'move':<{width}}  ply   equity     diff    win    w-g   w-bg   lose    l-g   l-bg"
+        match = any(c.mwc is not None for c in rows)
+        mwc_head = "    mwc" if match else ""
+        head = f"{'#':>3}  {'move':<{width}}  ply   equity     diff{mwc_head}    win    w-g   w-bg   lose    l-g   l-bg"
         lines = [head]
         for i, c in enumerate(rows, 1):
             w, wg, wbg, lg, lbg = c.probs
             diff = "" if i == 1 else f"{c.diff:+.3f}"
+            mwc = f"  {100 * c.mwc:5.1f}" if match and c.mwc is not None else ""
             lines.append(
-                f"{i:>3}  {c.move:<{width}}  {c.ply:>3}  {c.equity:+7.3f}  {diff:>7}  "
+                f"{i:>3}  {c.move:<{width}}  {c.ply:>3}  {c.equity:+7.3f}  {diff:>7}{mwc}  "
                 f"{w:5.3f}  {wg:5.3f}  {wbg:5.3f}  {1.0 - w:5.3f}  {lg:5.3f}  {lbg:5.3f}"
             )
         return "\n".join(lines)
@@ -479,7 +495,27 @@ def analyze(
             ply=plies_l[i],
             diff=eq_l[i] - best,
             _texts=texts,
+            cubeless_equity=eq_l[i],
         )
         for i in order
     )
-    return Analysis(pos, d, ply, cands, filt)
+    return Analysis(pos, d, ply, cands, filt, CUBELESS)
+
+
+CUBELESS = "cubeless money equity"
+CUBEFUL_MONEY = "cubeful money equity (Janowski)"
+CUBEFUL_MATCH = "cubeful match equity (gnubg's EMG normalisation) and match winning chance"
+
+
+def rerank(analysis: Analysis, values: Sequence[tuple[float, float | None]], kind: str) -> Analysis:
+    """``analysis`` with each candidate's equity replaced by ``values[i] = (equity, mwc)`` and re-ranked.
+
+    Deeper-ply candidates still rank first; within a ply the higher equity.
+    """
+    cands = analysis.candidates
+    order = sorted(range(len(cands)), key=lambda i: (-cands[i].ply, -values[i][0], i))
+    best = values[order[0]][0]
+    new = tuple(
+        dataclasses.replace(cands[i], equity=values[i][0], mwc=values[i][1], diff=values[i][0] - best) for i in order
+    )
+    return dataclasses.replace(analysis, candidates=new, kind=kind)

@@ -198,12 +198,13 @@ def _play_pairs(
     reset.  Bots are closed on the way out, whatever happens.
     """
     rules = cfg.rules
+    cube = rules.cube or bool(cfg.match_length)  # without the cube a money game is ranked cubeless
     bots: list[Bot] = []
     with _one_thread_if_bgbot(spec_a, spec_b):
         try:
             try:
-                bots.append(make_bot(spec_a, jacoby=cfg.rules.jacoby, seed=cfg.seed))
-                bots.append(make_bot(spec_b, jacoby=cfg.rules.jacoby, seed=cfg.seed + 1))
+                bots.append(make_bot(spec_a, jacoby=cfg.rules.jacoby, seed=cfg.seed, cube=cube))
+                bots.append(make_bot(spec_b, jacoby=cfg.rules.jacoby, seed=cfg.seed + 1, cube=cube))
             except BgbotError as exc:
                 emit(("fatal", f"cannot start a bot: {exc}"))
                 return

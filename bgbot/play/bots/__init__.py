@@ -6,7 +6,10 @@ A spec names a bot and its options, ``KIND[:KEY=VALUE[,KEY=VALUE...]]``:
 ``bgbot``, ``bgbot:ply=2``                  bgbot's network; options ``checkpoint=PATH`` (default:
 ``bgbot:checkpoint=PATH,ply=1``             ``$BGBOT_CHECKPOINT`` or the shipped model), ``ply``
                                             (XG numbering, 1-3), ``cube_ply`` (default ``ply``),
-                                            ``bearoff=0`` to answer bear-offs by the network
+                                            ``bearoff=0`` to answer bear-offs by the network,
+                                            ``cubeful=0`` to rank plays cubeless (default: cubeful
+                                            money equity or match winning chances; cubeless in
+                                            a pit without the cube)
 ``gnubg``, ``gnubg:ply=0``                  GNU Backgammon over its external-player socket;
                                             ``ply`` (gnubg's numbering, 0-4), ``cube_ply``,
                                             ``path`` (default ``/usr/games/gnubg``), ``timeout``
@@ -55,7 +58,7 @@ __all__ = [
 
 # option name -> type, per kind
 _OPTIONS: dict[str, dict[str, type]] = {
-    "bgbot": {"checkpoint": str, "ply": int, "cube_ply": int, "bearoff": bool},
+    "bgbot": {"checkpoint": str, "ply": int, "cube_ply": int, "bearoff": bool, "cubeful": bool},
     "gnubg": {"ply": int, "cube_ply": int, "path": str, "timeout": float},
     "bgsage": {"ply": int, "cube_ply": int, "cubeful": bool},
     "pubeval": {},
@@ -175,12 +178,15 @@ def prepare_bot(spec: BotSpec | str) -> None:
         del engine
 
 
-def make_bot(spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: str | None = None) -> Bot:
+def make_bot(
+    spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: str | None = None, cube: bool = True
+) -> Bot:
     """Build the bot a spec names.
 
     ``jacoby`` is passed to engines that need the money-game rule up front
     (gnubg); ``seed`` seeds a random bot unless its spec has ``seed=``;
-    ``name`` defaults to the spec text.
+    ``name`` defaults to the spec text.  ``cube=False`` (games without the
+    cube) makes bgbot rank its plays cubeless unless its spec says ``cubeful=1``.
     """
     s = _as_spec(spec)
     label = name or s.text
@@ -192,6 +198,7 @@ def make_bot(spec: BotSpec | str, *, jacoby: bool = False, seed: int = 0, name: 
             cube_ply=o.get("cube_ply"),  # type: ignore[arg-type]
             bearoff=bool(o.get("bearoff", True)),
             name=label,
+            cubeful=bool(o.get("cubeful", cube)),
         )
     if s.kind == "gnubg":
         kwargs: dict[str, object] = {"jacoby": jacoby, "name": label}

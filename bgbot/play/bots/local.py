@@ -79,14 +79,20 @@ class BgbotBot(BaseBot):
 
     Cube actions come from :meth:`bgbot.engine.api.Engine.cube_action` (Janowski
     for money, gnubg's method with the match equity table for matches), from
-    the side on roll's probabilities before its roll.
+    the side on roll's probabilities before its roll.  Checker plays are ranked
+    by :meth:`~bgbot.engine.api.Engine.best_move` with the game's cube and score
+    (cubeful money equity, or match winning chances); ``cubeful=False`` ranks
+    them cubeless, for games played without the cube.
     """
 
-    def __init__(self, engine: Engine, *, ply: int = 1, cube_ply: int | None = None, name: str = "bgbot") -> None:
+    def __init__(
+        self, engine: Engine, *, ply: int = 1, cube_ply: int | None = None, name: str = "bgbot", cubeful: bool = True
+    ) -> None:
         self.engine = engine
         self.ply = check_ply(ply)
         self.cube_ply = check_ply(cube_ply if cube_ply is not None else ply)
         self._chooser = engine.chooser(self.ply)
+        self.cubeful = bool(cubeful)
         self.name = name
 
     @classmethod
@@ -98,13 +104,16 @@ class BgbotBot(BaseBot):
         cube_ply: int | None = None,
         bearoff: bool = True,
         name: str = "bgbot",
+        cubeful: bool = True,
     ) -> BgbotBot:
         """A bot on the network of ``checkpoint`` (default: the shipped model or ``$BGBOT_CHECKPOINT``)."""
-        return cls(Engine.load(checkpoint, bearoff=bearoff), ply=ply, cube_ply=cube_ply, name=name)
+        return cls(Engine.load(checkpoint, bearoff=bearoff), ply=ply, cube_ply=cube_ply, name=name, cubeful=cubeful)
 
     def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
-        """The best move at ``ply`` (opponent's view)."""
-        return _choose(self._chooser, pos, dice)
+        """The best move at ``ply`` for the game's cube and score (opponent's view)."""
+        if not self.cubeful:
+            return _choose(self._chooser, pos, dice)
+        return self.engine.best_move(pos, dice, self.ply, state).best.result
 
     def decision(self, pos: Position, state: MatchState) -> CubeDecision:
         """The cube decision of the side on roll in ``pos`` (its view), normalised to the cube value."""
