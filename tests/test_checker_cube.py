@@ -43,7 +43,8 @@ def test_money_plays_are_ranked_by_the_opponents_cubeful_equity_after_the_move(e
             assert a.kind == CUBEFUL_MONEY
             for c in a.candidates:
                 opp = flip_probs(np.asarray(c.probs)[None, :])[0]
-                d = money_cube_decision(opp, cube_value=state.cube, owner=their_owner, x=engine.cube_efficiency(c.result))
+                x = engine.cube_efficiency(c.result)
+                d = money_cube_decision(opp, cube_value=state.cube, owner=their_owner, x=x)
                 assert c.equity == pytest.approx(-d.equity_optimal)
             eq = [c.equity for c in a.candidates]
             assert eq == sorted(eq, reverse=True)
