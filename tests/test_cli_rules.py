@@ -46,3 +46,11 @@ def test_bad_input_is_one_line_exit_2(argv: list[str], quoted: str, capsys: pyte
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and quoted in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import bgbot
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"bgbot {bgbot.__version__}"

@@ -436,7 +436,10 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bgbot`` command."""
+    from bgbot import __version__
+
     p = argparse.ArgumentParser(prog="bgbot", description="backgammon engine and self-play trainer")
+    p.add_argument("--version", action="version", version=f"bgbot {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("show", help="print the board, pip counts and IDs of a position")
