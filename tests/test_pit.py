@@ -367,6 +367,9 @@ _ENGINE = textwrap.dedent(
             if mode == "illegal":
                 print("24/1", flush=True)
                 continue
+            if mode == "offboard":  # points that do not exist
+                print("99/98", flush=True)
+                continue
             if mode == "die":
                 sys.exit(3)
             if mode == "vanish":  # die, and make the engine impossible to restart
@@ -395,7 +398,7 @@ def test_an_engine_over_pipes_plays_whole_games_without_faults(tmp_path: Path) -
 
 @pytest.mark.parametrize(
     ("mode", "phrase"),
-    [("garbage", "'hello world'"), ("illegal", "'24/1'"), ("die", "closed the connection")],
+    [("garbage", "'hello world'"), ("illegal", "'24/1'"), ("offboard", "'99/98'"), ("die", "closed the connection")],
 )
 def test_faulty_engines_forfeit_and_the_duel_goes_on(tmp_path: Path, mode: str, phrase: str) -> None:
     r = run_pit(_engine(tmp_path, mode, 25), "pubeval", PitConfig(games=2, seed=1, rules=Rules(cube=False)))

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from bgbot.errors import CheckpointError
+from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, flip_probs
-from bgbot.eval.nets import load_model, read_checkpoint, save_checkpoint
+from bgbot.eval.nets import ModelSpec, ValueNet, load_model, read_checkpoint, save_checkpoint
 from bgbot.play.duel import duel, greedy_chooser, random_chooser
 from bgbot.rules.position import Position
 from training.config import TrainConfig
@@ -171,3 +171,38 @@ def test_cli_yardstick_writes_a_record(tmp_path: Path, capsys: pytest.CaptureFix
     assert "ppg" in capsys.readouterr().out
     assert main(["yardstick", "--checkpoint", str(ckpt), "--games", "7"]) == 2
     assert "7" in capsys.readouterr().err
+
+
+def test_a_flipped_bit_or_non_finite_weights_are_rejected(tmp_path: Path) -> None:
+    import zipfile
+
+    from bgbot.cli.main import main
+
+    good = save_checkpoint(tmp_path / "good.pt", ValueNet(ModelSpec(hidden=(4,))))
+    # flip one bit inside the stored bytes of the last weight entry (the output bias): the zip CRC catches it
+    with zipfile.ZipFile(good) as zf:
+        entry = [i for i in zf.infolist() if "/data/" in i.filename][-1]
+    raw = bytearray(good.read_bytes())
+    h = entry.header_offset  # the local header's own name and extra lengths (torch pads the extra field)
+    start = h + 30 + int.from_bytes(raw[h + 26 : h + 28], "little") + int.from_bytes(raw[h + 28 : h + 30], "little")
+    raw[start + 2] ^= 0x40
+    (tmp_path / "flipped.pt").write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match="checksum"):
+        load_model(tmp_path / "flipped.pt")
+    assert main(["eval", "4HPwATDgc/ABMA", "--checkpoint", str(tmp_path / "flipped.pt")]) == 2
+
+    net = ValueNet(ModelSpec(hidden=(4,)))
+    with torch.no_grad():
+        next(iter(net.parameters()))[0, 0] = float("nan")
+    save_checkpoint(tmp_path / "nan.pt", net)
+    with pytest.raises(CheckpointError, match="not finite"):
+        load_model(tmp_path / "nan.pt")
+
+
+@pytest.mark.parametrize("override", ["lr=inf", "lr_final=inf", "lr=nan", "lam=nan"])
+def test_non_finite_step_sizes_are_config_errors(override: str) -> None:
+    from bgbot.config import load_config
+    from training.config import TrainConfig
+
+    with pytest.raises(ConfigError, match=override.split("=")[0]):
+        load_config(TrainConfig, None, [override])

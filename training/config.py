@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from bgbot.errors import ConfigError
@@ -34,9 +35,9 @@ class TrainConfig:
         checks = {
             "games": self.games >= 0,
             "parallel_games": self.parallel_games >= 1,
-            "lam": 0.0 <= self.lam <= 1.0,
-            "lr": self.lr > 0,
-            "lr_final": self.lr_final > 0,
+            "lr": math.isfinite(self.lr) and self.lr > 0,
+            "lr_final": math.isfinite(self.lr_final) and self.lr_final > 0,
+            "lam": math.isfinite(self.lam) and 0.0 <= self.lam <= 1.0,
             "min_batch": self.min_batch >= 1,
             "explore": 0.0 <= self.explore <= 1.0,
             "checkpoint_every": self.checkpoint_every >= 1,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -107,6 +108,7 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    _check_archive(path)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for a damaged file
@@ -127,6 +129,19 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _check_archive(path: Path) -> None:
+    """A checkpoint is a zip archive: check every entry's CRC (``torch.load`` does not) before trusting it."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            bad = zf.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is not a readable archive (truncated or corrupt?): {exc}"
+        ) from None
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt: entry {bad!r} fails its checksum")
+
+
 def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> ValueNet:
     """Build the network stored in a checkpoint dict read by :func:`read_checkpoint`."""
     m = data["model"]
@@ -138,8 +153,11 @@ def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> 
     net = ValueNet(spec)
     try:
         net.load_state_dict(data["state_dict"])
-    except (RuntimeError, KeyError) as exc:
+    except (RuntimeError, KeyError, TypeError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its model {m!r}: {exc}") from None
+    bad = [k for k, v in net.state_dict().items() if not bool(torch.isfinite(v).all())]
+    if bad:
+        raise CheckpointError(f"checkpoint {str(path)!r} has weights that are not finite numbers (NaN or inf) in {bad}")
     net.eval()
     return net
 

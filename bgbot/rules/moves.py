@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from bgbot.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, quote_input
@@ -298,16 +298,38 @@ def parse_move(pos: Position, dice: object, text: str, *, legal: Sequence[Move] 
     :class:`~bgbot.errors.AmbiguousMoveError` when legal moves with different
     results match; messages quote the text, the Position ID and the dice.
     """
+    if legal is None:
+        legal = legal_moves(pos, dice)
+    by_result = {m.result: m for m in legal}
+    empty_ok = len(legal) == 1 and not legal[0].steps
+    result = play_text(pos, dice, text, by_result, lambda r: format_move(by_result[r].steps), empty_ok=empty_ok)
+    return by_result[result]
+
+
+def play_text(
+    pos: Position,
+    dice: object,
+    text: str,
+    results: Collection[Position],
+    describe: Callable[[Position], str],
+    *,
+    empty_ok: bool = False,
+) -> Position:
+    """The one result among ``results`` (legal results, opponent's view) that move ``text`` plays in ``pos``.
+
+    The reading and the errors of :func:`parse_move`, for callers that hold
+    only the legal results (an engine's reply checked against the batched
+    generator).  ``describe`` names a result in the ambiguity message;
+    ``empty_ok`` says whether the empty move is legal.
+    """
     d1, d2 = parse_dice(dice)
     where = _Where(pos, d1, d2)
     if not isinstance(text, str):
         raise InvalidMoveError(f"a move must be text, got {quote_input(text)}{where}")
     paths, marks = _parse_move_text(text, where)
-    if legal is None:
-        legal = legal_moves(pos, (d1, d2))
     if not paths:
-        if len(legal) == 1 and not legal[0].steps:
-            return legal[0]
+        if empty_ok:
+            return pos.swap()
         raise IllegalMoveError(f"the empty move {quote_input(text)} is not legal: a play exists{where}")
     for path in paths:
         if any(a <= c for a, c in itertools.pairwise(path)):
@@ -317,13 +339,12 @@ def parse_move(pos: Position, dice: object, text: str, *, legal: Sequence[Move] 
     n_dice = 4 if d1 == d2 else 2
     if sum(len(p) - 1 for p in paths) > n_dice:
         raise IllegalMoveError(f"{quote_input(text)} needs more than the {n_dice} dice rolled{where}")
-    by_result = {m.result: m for m in legal}
     sims = _simulate(pos.board, paths, (d1,) * 4 if d1 == d2 else (d1, d2))
     matched: dict[Position, set[frozenset[int]]] = {}
     for final, hit_sets in sims.items():
-        # Move.result is from the opponent's view: swap the mover's final board
+        # a result is from the opponent's view: swap the mover's final board
         result = Position(flip(final), validate=False)
-        if result in by_result:
+        if result in results:
             matched.setdefault(result, set()).update(hit_sets)
     if len(matched) > 1:
         marked = {r: h for r, h in matched.items() if frozenset(marks) in h}
@@ -332,7 +353,7 @@ def parse_move(pos: Position, dice: object, text: str, *, legal: Sequence[Move] 
     if not matched:
         raise IllegalMoveError(f"{quote_input(text)} is not a legal play{where}")
     if len(matched) > 1:
-        options = ", ".join(sorted(repr(format_move(by_result[r].steps)) for r in matched))
+        options = ", ".join(sorted(repr(describe(r)) for r in matched))
         raise AmbiguousMoveError(f"{quote_input(text)} could mean {options}{where}")
-    return by_result[next(iter(matched))]
+    return next(iter(matched))
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shlex
 import socket
@@ -39,7 +38,7 @@ from bgbot.play.bots.base import BaseBot
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.moves import parse_move
+from bgbot.rules.moves import play_text
 from bgbot.rules.position import Position
 
 DEFAULT_TIMEOUT = 60.0
@@ -84,49 +83,6 @@ def engine_board(
 # replies
 # ---------------------------------------------------------------------------
 
-_TOKEN_RE = re.compile(r"^(bar|b|off|o|\d{1,2})((?:/(?:bar|b|off|o|\d{1,2})\*?)+)(?:\((\d)\))?$")
-_HOP_RE = re.compile(r"/(bar|b|off|o|\d{1,2})(\*?)")
-
-
-def _point(tok: str) -> int:
-    return 25 if tok in ("bar", "b") else 0 if tok in ("off", "o") else int(tok)
-
-
-def _apply_text(board: Sequence[int], text: str) -> list[int] | None:
-    """The board after the checker hops written in ``text`` (mover's view), or None if unreadable.
-
-    No rule is checked here: the caller accepts the result only if it is one
-    of the legal results, so a misreading can only send the text on to the
-    full parser, never let an illegal move through.
-    """
-    b = list(board)
-    tokens = text.split()
-    if not tokens:
-        return None
-    for token in tokens:
-        m = _TOKEN_RE.match(token.lower())
-        if not m:
-            return None
-        for _ in range(int(m.group(3) or 1)):
-            src = _point(m.group(1))
-            hops = _HOP_RE.findall(m.group(2))
-            for k, (tok, star) in enumerate(hops):
-                dst = _point(tok)
-                if src == 0 or dst == 25 or dst >= src or b[src] <= 0:
-                    return None
-                b[src] -= 1
-                if dst:
-                    if b[dst] == -1 and (star or k == len(hops) - 1):
-                        b[dst] = 1
-                        b[0] -= 1
-                    elif b[dst] < 0:
-                        return None
-                    else:
-                        b[dst] += 1
-                src = dst
-    return b
-
-
 def move_from_text(pos: Position, dice: Dice, text: str, legal: np.ndarray | None = None) -> Position:
     """The legal result (opponent's view) that an engine's move ``text`` names; ``pos`` is the mover's view.
 
@@ -136,13 +92,10 @@ def move_from_text(pos: Position, dice: Dice, text: str, legal: np.ndarray | Non
     """
     if legal is None:
         legal, _ = successors_batch(pos.array()[None, :], dice, include_pass=False)
-    mine = _apply_text(pos.board, text)
-    if mine is not None:
-        theirs = np.array([-mine[25 - i] for i in range(26)], dtype=np.int8)
-        if legal.shape[0] and (legal == theirs).all(axis=1).any():
-            return Position(theirs.tolist(), validate=False)
+    results = {Position._trusted(tuple(row)) for row in legal.tolist()}
     try:
-        return parse_move(pos, dice, text).result
+        # the rules' own reading of move text, checked against the generator's legal results
+        return play_text(pos, dice, text, results, Position.gnubg_id, empty_ok=not results)
     except InvalidMoveError:
         raise
     except BgbotError as exc:  # e.g. dice the notation module rejects: still the engine's fault
