@@ -476,3 +476,59 @@ def _serve_pubeval_once() -> tuple[int, threading.Thread]:
     th.start()
     assert ready.wait(10)
     return ports[0], th
+
+
+def _serve_in_thread(**kwargs: object) -> int:
+    ports: list[int] = []
+    ready = threading.Event()
+    threading.Thread(
+        target=serve_external, args=(PubevalBot(), 0),
+        kwargs={"ready": lambda p: (ports.append(p), ready.set()), **kwargs}, daemon=True,
+    ).start()
+    assert ready.wait(10)
+    return ports[0]
+
+
+def test_serve_external_answers_others_while_one_client_idles_and_drops_floods() -> None:
+    import socket
+    import time
+
+    port = _serve_in_thread(max_clients=3)
+    board = engine_board(Position.start(), MatchState(dice=(3, 1)), dice=(3, 1)) + "\n"
+    with socket.create_connection(("localhost", port), timeout=10) as idle:
+        idle.sendall(b"board:")  # half a line, then silence
+        t0 = time.perf_counter()
+        with socket.create_connection(("localhost", port), timeout=10) as s, s.makefile("rw") as f:
+            f.write(board)
+            f.flush()
+            assert f.readline().strip() == "8/5 6/5"
+        assert time.perf_counter() - t0 < 5  # not held up by the idle client
+        with socket.create_connection(("localhost", port), timeout=10) as flood, flood.makefile("rb") as f:
+            flood.sendall(b"x" * 100_000)
+            assert f.readline().startswith(b"Error: a line longer")
+            assert f.readline() == b""  # and the connection is closed
+        # with 3 allowed, the idle one and two more are served; the fourth is told the server is busy
+        with socket.create_connection(("localhost", port), timeout=10) as a, \
+                socket.create_connection(("localhost", port), timeout=10) as b, \
+                socket.create_connection(("localhost", port), timeout=10) as c:
+            replies = []
+            for conn in (a, b, c):
+                conn.sendall(board.encode())
+                conn.settimeout(10)
+                replies.append(conn.makefile("rb").readline())
+            assert sum(r.startswith(b"Error: busy") for r in replies) == 1
+            assert sum(r.strip() == b"8/5 6/5" for r in replies) == 2
+
+
+def test_serve_external_closes_a_silent_connection() -> None:
+    import socket
+
+    port = _serve_in_thread(idle_timeout=0.5)
+    with socket.create_connection(("localhost", port), timeout=10) as s:
+        s.settimeout(10)
+        assert s.recv(100) == b""  # closed by the server after half a second of silence
+
+
+def test_serve_external_wants_a_named_host() -> None:
+    with pytest.raises(EngineError, match="0.0.0.0"):
+        serve_external(PubevalBot(), 0, host="")

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import socketserver
 import sys
+import threading
 from collections.abc import Callable
 from typing import IO
 
@@ -106,14 +108,18 @@ def answer(bot: Bot, line: str, *, jacoby: bool = False) -> str | None:
 
 
 def serve_lines(bot: Bot, read_line: Callable[[], str], write_line: Callable[[str], None], *,
-                jacoby: bool = False) -> int:
-    """Answer lines until the input ends or ``exit``; returns the number of lines answered."""
+                jacoby: bool = False, lock: threading.Lock | None = None) -> int:
+    """Answer lines until the input ends or ``exit``; returns the number of lines answered.
+
+    ``lock`` (shared by the connections of one server) is held while the bot answers.
+    """
     n = 0
     while True:
         line = read_line()
         if not line:
             return n
-        reply = answer(bot, line, jacoby=jacoby)
+        with lock if lock is not None else contextlib.nullcontext():
+            reply = answer(bot, line, jacoby=jacoby)
         if reply is None:
             return n
         write_line(reply)
@@ -133,6 +139,11 @@ def serve_stdio(bot: Bot, stdin: IO[str] | None = None, stdout: IO[str] | None =
     return serve_lines(bot, inp.readline, write, jacoby=jacoby)
 
 
+MAX_LINE = 4096  # characters: a FIBS board line is about 150; anything longer is refused
+IDLE_TIMEOUT = 600.0  # seconds a connection may stay silent (gnubg thinks between its own moves)
+MAX_CLIENTS = 16  # connections served at once; more are told so and closed
+
+
 def serve_external(
     bot: Bot,
     port: int,
@@ -142,43 +153,88 @@ def serve_external(
     jacoby: bool = False,
     ready: Callable[[int], None] | None = None,
     log: IO[str] | None = None,
+    idle_timeout: float = IDLE_TIMEOUT,
+    max_clients: int = MAX_CLIENTS,
 ) -> None:
-    """Listen on ``host:port`` and answer one connection at a time (gnubg connects, plays, disconnects).
+    """Listen on ``host:port`` and answer every connection in its own thread (gnubg connects, plays, disconnects).
 
-    ``port`` 0 picks a free port; ``ready(port)`` is called once listening.
-    With ``once`` the server returns after the first connection closes.
-    Raises :class:`~bgbot.errors.EngineError` when the port cannot be bound.
+    One slow or silent client never holds up the others: reading and writing
+    happen per connection, and only the bot's answer is taken in turn (one
+    lock, as a bot's engine or pipe serves one question at a time).  A
+    connection silent for ``idle_timeout`` seconds is closed, a line longer
+    than :data:`MAX_LINE` gets one ``Error:`` line and the connection is
+    closed, and beyond ``max_clients`` connections a new one is told so and
+    closed.  ``port`` 0 picks a free port; ``ready(port)`` is called once
+    listening.  With ``once`` the server returns after the first connection
+    closes.  Raises :class:`~bgbot.errors.EngineError` when the host is empty
+    (say ``0.0.0.0`` to listen on every interface) or the port cannot be bound.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
         raise EngineError(f"the port must be 0..65535, got {port!r}")
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            srv.bind((host, port))
-        except OSError as exc:
-            raise EngineError(f"cannot listen on {host}:{port}: {exc}") from None
-        srv.listen(1)
-        bound = int(srv.getsockname()[1])
+    if not isinstance(host, str) or not host.strip():
+        raise EngineError(
+            f"the host to listen on must be named (localhost, or 0.0.0.0 for every interface), got {host!r}"
+        )
+    lock = threading.Lock()
+    clients = threading.BoundedSemaphore(max_clients)
+    done = threading.Event()
+
+    def say(text: str) -> None:
         if log is not None:
-            print(f"bgbot: external player {bot.name} listening on {host}:{bound}", file=log, flush=True)
+            print(f"bgbot: {text}", file=log, flush=True)
+
+    class Handler(socketserver.StreamRequestHandler):
+        timeout = idle_timeout  # the socket's read timeout (StreamRequestHandler applies it)
+
+        def handle(self) -> None:
+            peer = f"{self.client_address[0]}:{self.client_address[1]}"
+            if not clients.acquire(blocking=False):
+                self.wfile.write(f"Error: busy, {max_clients} connections already\n".encode())
+                say(f"connection from {peer} refused: {max_clients} connections already")
+                return
+            say(f"connection from {peer}")
+            try:
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                n = serve_lines(bot, self._read, self._write, jacoby=jacoby, lock=lock)
+                say(f"connection closed after {n} answers")
+            except (OSError, _LineTooLong) as exc:
+                say(f"connection from {peer} dropped: {exc}")
+            finally:
+                clients.release()
+                if once:
+                    done.set()
+
+        def _read(self) -> str:
+            raw = self.rfile.readline(MAX_LINE + 1)
+            if len(raw) > MAX_LINE:
+                self._write(f"Error: a line longer than {MAX_LINE} characters")
+                raise _LineTooLong(f"a line longer than {MAX_LINE} characters")
+            return raw.decode("utf-8", errors="replace")
+
+        def _write(self, reply: str) -> None:
+            self.wfile.write((reply + "\n").encode())
+
+    class Server(socketserver.ThreadingTCPServer):
+        allow_reuse_address = True
+        daemon_threads = True
+
+    try:
+        srv = Server((host, port), Handler)
+    except OSError as exc:
+        raise EngineError(f"cannot listen on {host}:{port}: {exc}") from None
+    with srv:
+        bound = int(srv.server_address[1])
+        say(f"external player {bot.name} listening on {host}:{bound}")
         if ready is not None:
             ready(bound)
-        while True:
-            conn, peer = srv.accept()
-            if log is not None:
-                print(f"bgbot: connection from {peer[0]}:{peer[1]}", file=log, flush=True)
-            with conn, conn.makefile("r", encoding="utf-8", errors="replace", newline="\n") as rf:
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if once:
+            runner = threading.Thread(target=srv.serve_forever, daemon=True)
+            runner.start()
+            done.wait()
+            srv.shutdown()
+        else:
+            srv.serve_forever()
 
-                def write(reply: str, conn: socket.socket = conn) -> None:
-                    conn.sendall((reply + "\n").encode())
 
-                with contextlib.suppress(OSError):
-                    n = serve_lines(bot, rf.readline, write, jacoby=jacoby)
-                    if log is not None:
-                        print(f"bgbot: connection closed after {n} answers", file=log, flush=True)
-            if once:
-                return
-    finally:
-        srv.close()
+class _LineTooLong(Exception):
+    """A client sent more than :data:`MAX_LINE` characters without a newline."""
