@@ -530,5 +530,5 @@ def test_serve_external_closes_a_silent_connection() -> None:
 
 
 def test_serve_external_wants_a_named_host() -> None:
-    with pytest.raises(EngineError, match="0.0.0.0"):
+    with pytest.raises(EngineError, match=r"0\.0\.0\.0"):
         serve_external(PubevalBot(), 0, host="")
