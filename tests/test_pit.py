@@ -532,3 +532,26 @@ def test_serve_external_closes_a_silent_connection() -> None:
 def test_serve_external_wants_a_named_host() -> None:
     with pytest.raises(EngineError, match=r"0\.0\.0\.0"):
         serve_external(PubevalBot(), 0, host="")
+
+
+def test_sigterm_still_writes_the_pit_report(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bgbot.cli", "pit", "pubeval", "random", "--games", "1000000", "--no-cube",
+         "--quiet", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    try:
+        assert proc.stderr is not None
+        proc.stderr.readline()  # the "pit: A = ..." line: games are being played
+        time.sleep(4)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    report = json.loads(out.read_text())
+    assert report["games"] > 0 and report["stopped"].startswith("interrupted")

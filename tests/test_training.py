@@ -206,3 +206,56 @@ def test_non_finite_step_sizes_are_config_errors(override: str) -> None:
 
     with pytest.raises(ConfigError, match=override.split("=")[0]):
         load_config(TrainConfig, None, [override])
+
+
+def _train_cli(root: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bgbot.cli", "train", "--config", str(root / "configs" / "smoke.toml"),
+         "--out", str(out), "--quiet", *extra], capture_output=True, text=True, cwd=root, timeout=300,
+    )
+
+
+def test_a_fresh_run_never_overwrites_an_existing_one_and_resume_logs_no_duplicates(tmp_path: Path) -> None:
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "run"
+    assert _train_cli(root, out, "--set", "games=200").returncode == 0
+    before = (out / "metrics.jsonl").read_text()
+    again = _train_cli(root, out, "--set", "games=200")
+    assert again.returncode == 2 and "already holds a run" in again.stderr and "--resume" in again.stderr
+    assert (out / "metrics.jsonl").read_text() == before  # untouched
+    # a save killed half-way leaves a temporary file; a resumed run cleans it up
+    (out / "checkpoint.pt.abc123.tmp").write_bytes(b"half a checkpoint")
+    resumed = _train_cli(root, out, "--resume", str(out / "checkpoint.pt"), "--games", "400")
+    assert resumed.returncode == 0, resumed.stderr
+    assert not list(out.glob("*.tmp"))
+    games = [json.loads(line)["games_trained"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert games == sorted(set(games)) and max(games) >= 400  # every evaluation once, in order
+    assert _train_cli(root, out, "--set", "games=200", "--force").returncode == 0  # start over on purpose
+
+
+def test_sigterm_saves_a_checkpoint_to_resume_from(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bgbot.cli", "train", "--config", str(root / "configs" / "smoke.toml"),
+         "--out", str(out), "--quiet", "--set", "games=1000000", "--set", "checkpoint_every=1000000",
+         "--set", "eval_every=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root,
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and "effective config" not in (proc.stdout.readline() if proc.stdout else ""):
+            pass
+        time.sleep(3)  # some games played, no checkpoint written yet (checkpoint_every is huge)
+        assert not (out / "checkpoint.pt").exists()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert read_checkpoint(out / "checkpoint.pt")["games_trained"] > 0

@@ -36,6 +36,7 @@ Read top to bottom:
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from tqdm import tqdm
 
 from bgbot.config import config_to_dict
 from bgbot.engine.search import greedy_chooser, move_values
-from bgbot.errors import CheckpointError
+from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
@@ -327,13 +328,54 @@ def _crossed(before: int, after: int, every: int) -> bool:
     return every > 0 and before // every != after // every
 
 
+RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "learning_curve.png")
+
+
+def prepare_run_dir(out_dir: str | Path, *, fresh: bool, force: bool = False, games_done: int = 0) -> Path:
+    """Make ``out_dir`` ready for a run; nothing a run wrote is lost by accident.
+
+    A fresh run refuses a folder that already holds a run (``ConfigError``
+    saying how to resume it) unless ``force``, which removes that run's files.
+    A resumed run keeps only the metrics rows up to the checkpoint it resumes
+    from (``games_done``): the games after it are played again, identically, and
+    logged again.  Temporary files left by a save that was killed are removed.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for tmp in out.glob("*.pt.*.tmp"):
+        tmp.unlink(missing_ok=True)
+    existing = [f for f in RUN_FILES if (out / f).exists()]
+    if fresh and existing:
+        if not force:
+            raise ConfigError(
+                f"{str(out)!r} already holds a run ({', '.join(existing)}): resume it with "
+                f"--resume {out / 'checkpoint.pt'}, choose another --out, or start over with --force"
+            )
+        for f in existing:
+            (out / f).unlink()
+    metrics = out / "metrics.jsonl"
+    if not fresh and metrics.exists():
+        rows = [line for line in metrics.read_text().splitlines() if line.strip()]
+        keep = [line for line in rows if json.loads(line).get("games_trained", 0) <= games_done]
+        if len(keep) != len(rows):
+            tmp = metrics.with_name(metrics.name + ".tmp")
+            tmp.write_text("".join(line + "\n" for line in keep))
+            os.replace(tmp, metrics)
+    return out
+
+
 def run(cfg: TrainConfig, out_dir: str | Path, *, resume: str | Path | None = None, until: int | None = None,
-        progress: bool = True, overrides: dict[str, Any] | None = None) -> Trainer:
+        progress: bool = True, overrides: dict[str, Any] | None = None, force: bool = False) -> Trainer:
     """Start or resume a run and train it to ``until`` games (the entry point of ``bgbot train``)."""
-    trainer = Trainer.resume(resume, out_dir, overrides) if resume is not None else Trainer(cfg, out_dir)
+    if resume is not None:
+        trainer = Trainer.resume(resume, out_dir, overrides)
+        prepare_run_dir(out_dir, fresh=False, games_done=trainer.games_done)
+    else:
+        prepare_run_dir(out_dir, fresh=True, force=force)
+        trainer = Trainer(cfg, out_dir)
     print("effective config:", json.dumps(config_to_dict(trainer.cfg)), flush=True)
     trainer.train(until, progress=progress)
     return trainer
 
 
-__all__ = ["Trainer", "lambda_returns", "run"]
+__all__ = ["Trainer", "lambda_returns", "prepare_run_dir", "run"]

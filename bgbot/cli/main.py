@@ -30,7 +30,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             overrides=parse_overrides(args.set))
     else:
         cfg = load_config(TrainConfig, args.config, args.set)
-        run(cfg, args.out, until=args.games, progress=not args.quiet)
+        run(cfg, args.out, until=args.games, progress=not args.quiet, force=args.force)
     return 0
 
 
@@ -458,6 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--games", type=int, help="stop at this many games trained (default: the config's games)")
     s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--force", action="store_true", help="start a fresh run even where one exists (its files go)")
     s.set_defaults(func=_cmd_train)
 
     s = sub.add_parser("build-bearoff", help="(re)build the one-sided bear-off database")
@@ -478,9 +479,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a scheduler, `timeout`) saves what Ctrl-C saves: checkpoint, pit report
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bgbot`` console script."""
+    import signal
+    import threading
+
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         return int(args.func(args) or 0)
     except BgbotError as exc:

@@ -510,7 +510,7 @@ def run_pit(
         else:
             _run_workers(spec_a, spec_b, cfg, workers, receive, lambda: report.stopped is not None)
     except KeyboardInterrupt:
-        report.stopped = "interrupted (Ctrl-C)"
+        report.stopped = "interrupted (Ctrl-C or SIGTERM)"
     finally:
         bar.close()
     report.elapsed_s = time.perf_counter() - t0
