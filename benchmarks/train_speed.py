@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.config import load_config
-from bgbot.eval.nets import load_model
+from bgbot.eval.nets import load_checkpoint
 from training.config import TrainConfig
 from training.selfplay import Trainer
 
@@ -36,7 +36,7 @@ from training.selfplay import Trainer
 def one_round(cfg: TrainConfig, seconds: float, profile: bool, start: str | None) -> tuple[float, float, str]:
     trainer = Trainer(cfg, tempfile.mkdtemp())
     if start:  # a trained network plays realistic games (their length sets the games/hour)
-        trainer.net.load_state_dict(load_model(start).net.state_dict())
+        trainer.net.load_state_dict(load_checkpoint(start).net.state_dict())
     evaluated = 0
     orig_eval = trainer.net.forward_probs
 

@@ -58,7 +58,7 @@ _LAZY = {
     "parse_position": "bgbot.formats.parse",
     "parse_position_and_state": "bgbot.formats.parse",
     "Engine": "bgbot.engine.api",
-    "load_model": "bgbot.eval.nets",
+    "load_model": "bgbot.eval.models",
 }
 
 __all__ = [

@@ -29,7 +29,8 @@ from bgbot.errors import (
 )
 from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.evaluate import NetEvaluator, equity
-from bgbot.eval.nets import DEFAULT_MODEL, ModelSpec, ValueNet, save_checkpoint
+from bgbot.eval.models import DEFAULT_MODEL
+from bgbot.eval.nets import ModelSpec, ValueNet, save_checkpoint
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.moves import legal_moves

@@ -14,7 +14,8 @@ import torch
 from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, flip_probs
-from bgbot.eval.nets import ModelSpec, ValueNet, load_model, read_checkpoint, save_checkpoint
+from bgbot.eval.models import load_model
+from bgbot.eval.nets import ModelSpec, ValueNet, read_checkpoint, save_checkpoint
 from bgbot.play.duel import duel, greedy_chooser, random_chooser
 from bgbot.rules.position import Position
 from training.config import TrainConfig

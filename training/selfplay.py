@@ -53,7 +53,7 @@ from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
-from bgbot.eval.nets import ModelSpec, ValueNet, load_model, save_checkpoint, set_torch_threads, widen_inputs
+from bgbot.eval.nets import ModelSpec, ValueNet, load_checkpoint, save_checkpoint, set_torch_threads, widen_inputs
 from bgbot.play.duel import duel
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
@@ -94,7 +94,7 @@ def lambda_returns(
 
 def _initial_net(cfg: TrainConfig) -> ValueNet:
     """The weights of ``cfg.init_from``, widened to ``cfg.encoding_version`` (``CheckpointError`` if unfit)."""
-    start = load_model(cfg.init_from).net
+    start = load_checkpoint(cfg.init_from).net
     if tuple(start.spec.hidden) != tuple(cfg.hidden) or start.spec.activation != cfg.activation:
         raise CheckpointError(
             f"init_from {cfg.init_from!r} has hidden {list(start.spec.hidden)} / {start.spec.activation}, "
@@ -135,7 +135,7 @@ class Trainer:
     @classmethod
     def resume(cls, path: str | Path, out_dir: str | Path, overrides: dict[str, Any] | None = None) -> Trainer:
         """Rebuild a trainer from a checkpoint written by :meth:`save` (``CheckpointError`` if unusable)."""
-        model = load_model(path)
+        model = load_checkpoint(path)
         data = model.data
         if "trainer" not in data or "config" not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} has no trainer state to resume from")

@@ -2,11 +2,13 @@
 
     python -m training.ship runs/full [--name bgbot-default]
 
-writes the slim model (weights, model description, config, games trained and
-the last yardstick result: no trainer state, so it stays small) into the
-package, ``bgbot/data/models/NAME.pt``, where every install finds it, and
-copies the resumable checkpoint, ``metrics.jsonl`` and ``learning_curve.png``
-to ``checkpoints/NAME-run/``.  Resume training with
+writes the model users load into the package, ``bgbot/data/models/NAME.npz``
+(numpy weights and a JSON description: no torch needed to play, and every
+install finds it), the slim torch checkpoint ``checkpoints/NAME.pt`` (weights,
+model description, config, games trained and the last yardstick result: no
+trainer state; what a new run's ``init_from`` starts from), and copies the
+resumable checkpoint, ``metrics.jsonl`` and ``learning_curve.png`` to
+``checkpoints/NAME-run/``.  Resume training with
 ``bgbot train --resume checkpoints/NAME-run/checkpoint.pt --out runs/NAME``.
 """
 
@@ -16,7 +18,9 @@ import argparse
 import shutil
 from pathlib import Path
 
-from bgbot.eval.nets import DEFAULT_MODEL, load_model, save_checkpoint
+from bgbot.eval.inference import save_npz
+from bgbot.eval.models import DEFAULT_MODEL
+from bgbot.eval.nets import load_checkpoint, save_checkpoint, to_numpy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,20 +31,23 @@ def ship(
     dest: str | Path = ROOT / "checkpoints",
     models: str | Path = DEFAULT_MODEL.parent,
 ) -> Path:
-    """Write the slim model into ``models`` and a copy of the resumable run into ``dest``; returns the model's path."""
+    """Write the numpy model into ``models``, the slim checkpoint and a copy of the run into ``dest``.
+
+    Returns the numpy model's path.
+    """
     run_dir, dest = Path(run_dir), Path(dest)
-    model = load_model(run_dir / "checkpoint.pt")
+    model = load_checkpoint(run_dir / "checkpoint.pt")
     data, net = model.data, model.net
-    slim = save_checkpoint(
-        Path(models) / f"{name}.pt", net, config=data.get("config", {}), games_trained=data.get("games_trained", 0),
-        last_eval=data.get("last_eval", ""),
-    )
+    meta = {"config": data.get("config", {}), "games_trained": data.get("games_trained", 0),
+            "last_eval": data.get("last_eval", "")}
+    save_checkpoint(dest / f"{name}.pt", net, **meta)
+    shipped = save_npz(Path(models) / f"{name}.npz", to_numpy(net), **meta)
     keep = dest / f"{name}-run"
     keep.mkdir(parents=True, exist_ok=True)
     for f in ("checkpoint.pt", "metrics.jsonl", "learning_curve.png"):
         if (run_dir / f).exists():
             shutil.copy2(run_dir / f, keep / f)
-    return slim
+    return shipped
 
 
 def main() -> None:

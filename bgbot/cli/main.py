@@ -39,7 +39,7 @@ def _cmd_yardstick(args: argparse.Namespace) -> int:
 
     from bgbot.eval import pubeval
     from bgbot.eval.evaluate import NetEvaluator
-    from bgbot.eval.nets import load_model
+    from bgbot.eval.models import load_model
     from bgbot.play.duel import duel, greedy_chooser, random_chooser
 
     if args.games < 2 or args.games % 2:

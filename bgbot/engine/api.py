@@ -46,6 +46,7 @@ from bgbot.engine.search import (
 )
 from bgbot.errors import InvalidPositionError, InvalidScoreError
 from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity, flip_probs
+from bgbot.eval.models import load_model
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.parse import parse_position
 from bgbot.rules.matchstate import CubeState, MatchState
@@ -135,14 +136,12 @@ class Engine:
     # ---- construction -------------------------------------------------
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Engine:
-        """Load the network of a checkpoint file (default: :func:`bgbot.eval.nets.default_checkpoint`).
+        """Load the network of a checkpoint file (default: :func:`bgbot.eval.models.default_checkpoint`).
 
         Keyword arguments go to the constructor.  A missing or unreadable
         file raises :class:`~bgbot.errors.CheckpointError` saying how to get
         one.
         """
-        from bgbot.eval.nets import load_model
-
         model = load_model(path)
         return cls(NetEvaluator(model.net), checkpoint=model.path, games_trained=model.games_trained, **kwargs)
 

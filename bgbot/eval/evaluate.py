@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from bgbot.eval.encoding import encode
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
+    from bgbot.eval.inference import NumpyNet
     from bgbot.eval.nets import ValueNet
 
 Probs = NDArray[np.float32]  # (N, 5)
@@ -101,26 +102,29 @@ def make_consistent(probs: Probs) -> Probs:
 
 
 class NetEvaluator:
-    """A :class:`~bgbot.eval.nets.ValueNet` as an :class:`Evaluator` (no gradients, finished games exact)."""
+    """A network as an :class:`Evaluator` (no gradients, finished games exact, probabilities consistent).
 
-    def __init__(self, net: ValueNet) -> None:
-        self.net = net.eval()
+    ``net`` is a :class:`~bgbot.eval.inference.NumpyNet` (play: no torch) or a
+    :class:`~bgbot.eval.nets.ValueNet` (self-play on the live weights); both
+    answer ``net.probs(x)``.
+    """
+
+    def __init__(self, net: NumpyNet | ValueNet) -> None:
+        if hasattr(net, "eval"):
+            net.eval()  # a torch module: inference mode for its layers
+        self.net = net
         self.version = net.spec.encoding_version
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
         """Load a checkpoint file (``CheckpointError`` for a bad one)."""
-        from bgbot.eval.nets import load_model
+        from bgbot.eval.models import load_model
 
         return cls(load_model(path).net)
 
     def raw(self, boards: NDArray[np.int8]) -> Probs:
         """Network outputs for ``(N, 26)`` boards, without terminal overrides."""
-        import torch
-
-        x = encode(boards, self.version)
-        with torch.inference_mode():
-            return self.net.forward_probs(torch.from_numpy(x)).numpy()
+        return self.net.probs(encode(boards, self.version))
 
     def __call__(self, boards: NDArray[np.int8]) -> Probs:
         boards = np.ascontiguousarray(boards, dtype=np.int8)

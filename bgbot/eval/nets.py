@@ -11,10 +11,10 @@ activation), ``state_dict``, ``config`` (the effective training config),
 the live self-play games).  It is written to a temporary file in the same
 folder and renamed over the target, so a crash never leaves half a file.
 
-:func:`load_model` is the one way to load a network (the engine, bots, the
-CLI, training and benchmarks all use it); :func:`set_torch_threads` is the one place
-bgbot sets torch's thread count.  The default model ships inside the package
-(``bgbot/data/models/bgbot-default.pt``), so any install finds it.
+This is the training side: play goes through :func:`bgbot.eval.inference.load_model`
+and numpy (:func:`to_numpy`), so torch is imported only to train or to read a
+``.pt`` file.  :func:`load_checkpoint` loads a network to train on;
+:func:`set_torch_threads` is the one place bgbot sets torch's thread count.
 """
 
 from __future__ import annotations
@@ -28,34 +28,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+from numpy.typing import NDArray
 from torch import nn
 
 from bgbot.errors import CheckpointError
-from bgbot.eval.encoding import DEFAULT_VERSION, ENCODING_VERSIONS, num_inputs
+from bgbot.eval.encoding import ENCODING_VERSIONS, num_inputs
+from bgbot.eval.inference import ModelSpec, NumpyNet
 
 CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
-CHECKPOINT_ENV = "BGBOT_CHECKPOINT"  # overrides the shipped model wherever no path is given
-DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "models" / "bgbot-default.pt"
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """What is needed to rebuild a network: encoding version, hidden layer sizes, activation."""
-
-    encoding_version: int = DEFAULT_VERSION
-    hidden: tuple[int, ...] = (80,)
-    activation: str = "sigmoid"
-
-    def __post_init__(self) -> None:
-        num_inputs(self.encoding_version)
-        if self.activation not in _ACTIVATIONS:
-            raise CheckpointError(
-                f"unknown activation {self.activation!r}; choose one of {sorted(_ACTIVATIONS)}"
-            )
-        if not self.hidden or any(int(h) < 1 for h in self.hidden):
-            raise CheckpointError(f"hidden layer sizes must be positive, got {self.hidden!r}")
 
 
 class ValueNet(nn.Module):
@@ -77,6 +60,21 @@ class ValueNet(nn.Module):
 
     def forward_probs(self, x: torch.Tensor) -> torch.Tensor:  # (B, NUM_INPUTS) -> (B, 5)
         return torch.sigmoid(self.body(x))
+
+    def probs(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Numpy in, numpy out, no gradients: the same call as :meth:`bgbot.eval.inference.NumpyNet.probs`."""
+        with torch.inference_mode():
+            return self.forward_probs(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
+
+
+def to_numpy(net: ValueNet) -> NumpyNet:
+    """The torch network's weights as a :class:`~bgbot.eval.inference.NumpyNet` (play without torch)."""
+    linears = [m for m in net.body if isinstance(m, nn.Linear)]
+    layers = tuple(
+        (m.weight.detach().numpy().astype(np.float32).copy(), m.bias.detach().numpy().astype(np.float32).copy())
+        for m in linears
+    )
+    return NumpyNet(net.spec, layers)
 
 
 def save_checkpoint(path: str | Path, net: ValueNet, **extra: Any) -> Path:
@@ -181,51 +179,24 @@ def widen_inputs(net: ValueNet, encoding_version: int) -> ValueNet:
     return wide
 
 
-def default_checkpoint() -> Path:
-    """The network loaded when no path is given: ``$BGBOT_CHECKPOINT``, else the model shipped in the package."""
-    env = os.environ.get(CHECKPOINT_ENV)
-    return Path(env).expanduser() if env else DEFAULT_MODEL
-
-
 @dataclass(frozen=True)
-class LoadedModel:
-    """A network and what its checkpoint says about it.
-
-    ``data`` is the whole checkpoint dict (config, games trained, last
-    yardstick result and, in a training run, the trainer's state).
-    """
+class Checkpoint:
+    """A torch network and its checkpoint dict (config, games trained, last yardstick, trainer state)."""
 
     net: ValueNet
     path: Path
     data: dict[str, Any]
 
-    @property
-    def games_trained(self) -> int | None:
-        """Self-play games the network was trained on, when the checkpoint says."""
-        games = self.data.get("games_trained")
-        return int(games) if isinstance(games, int | float) else None
 
+def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Load a torch checkpoint for training (``CheckpointError`` for a missing or bad file).
 
-def load_model(path: str | os.PathLike[str] | None = None) -> LoadedModel:
-    """Load a checkpoint file (default: :func:`default_checkpoint`) into a :class:`LoadedModel`.
-
-    A missing or unreadable file, another format or encoding version, or
-    weights that do not fit the model raise :class:`~bgbot.errors.CheckpointError`
-    saying how to get a good one.
+    To play, use :func:`bgbot.eval.inference.load_model`, which reads the same
+    files (and ``.npz`` models) without keeping torch in the loop.
     """
-    target = Path(path).expanduser() if path is not None else default_checkpoint()
-    if not target.is_file():
-        where = (
-            "given"
-            if path is not None
-            else (f"from ${CHECKPOINT_ENV}" if os.environ.get(CHECKPOINT_ENV) else "shipped model")
-        )
-        raise CheckpointError(
-            f"no checkpoint at {str(target)!r} ({where}): the file does not exist; train one with `bgbot train` "
-            f"(it writes runs/default/checkpoint.pt) and pass it with --checkpoint or ${CHECKPOINT_ENV}"
-        )
+    target = Path(path).expanduser()
     data = read_checkpoint(target)
-    return LoadedModel(net_from_checkpoint(data, target), target, data)
+    return Checkpoint(net_from_checkpoint(data, target), target, data)
 
 
 def set_torch_threads(n: int) -> int:

@@ -55,6 +55,11 @@ Record = dict[str, Any]
 
 ENV_VAR = "MATCH_REFDATA_ARGS"
 MAX_CHECKER_MOVES = 40  # checker records list at most this many plays (gnubg's best 40 at 0-ply)
+# gnubg's 2-ply move filter ("set evaluation movefilter 2 0 ACCEPT EXTRA THRESHOLD"): which plays of the
+# 0-ply ranking are evaluated at 2-ply.  FULL sends the best 40 (so every listed play has a 2-ply
+# equity); SCREEN is gnubg's default (up to 8 within 0.16), used only to find candidate states fast.
+FULL_FILTER = f"set evaluation movefilter 2 0 {MAX_CHECKER_MOVES} 0 0"
+SCREEN_FILTER = "set evaluation movefilter 2 0 0 8 0.16"
 CUBE_PWIN_RANGE = (0.55, 0.9)  # 0-ply cubeless P(win) filter for cube positions
 OWNERS = {"center": -1, "me": 0, "opp": 1}  # gnubg cube owner (player index; the side on roll is player 0)
 
@@ -228,9 +233,6 @@ def setup_gnubg(threads: int) -> None:
         "set evaluation chequerplay evaluation prune on",
         "set evaluation chequerplay evaluation deterministic on",
         "set evaluation chequerplay evaluation noise 0",
-        # gnubg's 2-ply move filter: keep the best 40 plays of the 0-ply ranking for 2-ply (the default
-        # keeps up to 8 within 0.16), so that every listed play has a 2-ply equity
-        f"set evaluation movefilter 2 0 {MAX_CHECKER_MOVES} 0 0",
         "new session",
     ):
         gnubg.command(cmd)
@@ -273,10 +275,12 @@ class Play:
 
 def hint(state: State, position: str, dice: Sequence[int]) -> list[Play]:
     """gnubg's cubeful 2-ply hint at `state`: every play (at most the best 40), best first."""
+    gnubg.command(FULL_FILTER)
     ci = enter_state(state, position, dice)
     board = copy_board(gnubg.positionfromid(position))
     plays = []
-    for h in gnubg.hint(MAX_CHECKER_MOVES)["hint"]:
+    entries = gnubg.hint(MAX_CHECKER_MOVES)["hint"]
+    for h in entries:
         ctx = h["context"]
         if h["type"] != "eval" or ctx["plies"] != 2 or not ctx["cubeful"]:
             raise RuntimeError(f"unexpected hint entry {h}")
@@ -287,6 +291,14 @@ def hint(state: State, position: str, dice: Sequence[int]) -> list[Play]:
         raise RuntimeError(f"duplicate results for {position} {dice}")
     plays.sort(key=lambda p: (-p.equity, p.result))
     return plays
+
+
+def screen_best(state: State, position: str, dice: Sequence[int]) -> str:
+    """The resulting position of gnubg's best play at `state` with its default 2-ply move filter."""
+    gnubg.command(SCREEN_FILTER)
+    enter_state(state, position, dice)
+    board = copy_board(gnubg.positionfromid(position))
+    return result_id(board, list(gnubg.parsemove(gnubg.hint(MAX_CHECKER_MOVES)["hint"][0]["move"])))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -329,7 +341,7 @@ def make_checker(args: argparse.Namespace) -> tuple[list[Record], dict[str, Any]
     rng = random.Random(args.seed)
     rng.shuffle(cands)
     labels = list(CHECKER_STATES)
-    cap = args.cap or -(-2 * args.n // len(labels))  # default: at most twice an even share per label
+    cap = args.cap or -(-8 * args.n // (5 * len(labels)))  # default: 1.6 times an even share per label
     counts: Counter[str] = Counter()
     out: list[Record] = []
     tried = 0
@@ -338,13 +350,17 @@ def make_checker(args: argparse.Namespace) -> tuple[list[Record], dict[str, Any]
         if len(out) >= args.n or time.time() - start > args.max_seconds:
             break
         tried += 1
-        money = hint(MONEY, position, dice)
-        if len(money) < 2:
-            continue
+        # Screen with gnubg's default move filter; only where the best play at a state differs from the
+        # best at money, compute both full hints and decide on them.
+        money_top = screen_best(MONEY, position, dice)
+        money: list[Play] = []
         rng.shuffle(labels)
         for label in labels:
             if counts[label] >= cap or len(out) >= args.n:
                 continue
+            if screen_best(CHECKER_STATES[label], position, dice) == money_top:
+                continue
+            money = money or hint(MONEY, position, dice)
             rec = checker_record(label, CHECKER_STATES[label], position, dice, money, args.min_gap)
             if rec is not None:
                 counts[label] += 1
@@ -472,7 +488,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     chk.add_argument("--n", type=int, default=60, help="number of records")
     chk.add_argument("--seed", type=int, default=1, help="seed for the order of positions and states")
     chk.add_argument("--min-gap", type=float, default=0.003, help="least equity gap between the two best plays")
-    chk.add_argument("--cap", type=int, default=0, help="most records per label (default: twice an even share)")
+    chk.add_argument("--cap", type=int, default=0, help="most records per label (default: 1.6 times an even share)")
     chk.add_argument("--max-seconds", type=float, default=450.0, help="stop trying new positions after this")
     chk.add_argument("--source", default="tests/data/benchmark/checker.jsonl", help="positions and dice")
     chk.add_argument("--out", default="tests/data/match/checker.jsonl", help="output .jsonl")

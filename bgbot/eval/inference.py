@@ -1,0 +1,141 @@
+"""Networks for play, without torch: the forward pass in numpy and the ``.npz`` model files it reads.
+
+Training needs torch (:mod:`bgbot.eval.nets`); answering a position does not.
+The shipped model is a plain ``.npz`` archive (read with ``allow_pickle=False``,
+so a model file can never run code): the weights of each layer and a JSON
+description (encoding version, hidden sizes, activation, games trained, the
+last yardstick result).  :func:`bgbot.eval.models.load_model` reads it (or a
+torch checkpoint, converted on load).
+
+The outputs are gnubg's five probabilities ``[win, win gammon, win backgammon,
+lose gammon, lose backgammon]`` from the view of the side on roll of each
+encoded position, as :class:`bgbot.eval.nets.ValueNet` computes them; the two
+agree within float32 rounding (``tests/test_inference.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from bgbot.errors import CheckpointError
+from bgbot.eval.encoding import DEFAULT_VERSION, num_inputs
+
+MODEL_FORMAT = "bgbot-model-1"
+ACTIVATIONS = ("sigmoid", "relu", "tanh")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What is needed to rebuild a network: encoding version, hidden layer sizes, activation."""
+
+    encoding_version: int = DEFAULT_VERSION
+    hidden: tuple[int, ...] = (80,)
+    activation: str = "sigmoid"
+
+    def __post_init__(self) -> None:
+        num_inputs(self.encoding_version)
+        if self.activation not in ACTIVATIONS:
+            raise CheckpointError(f"unknown activation {self.activation!r}; choose one of {sorted(ACTIVATIONS)}")
+        if not self.hidden or any(int(h) < 1 for h in self.hidden):
+            raise CheckpointError(f"hidden layer sizes must be positive, got {self.hidden!r}")
+
+
+def _sigmoid(z: NDArray[np.float32]) -> NDArray[np.float32]:
+    # 1 / (1 + exp(-z)) without overflow warnings for large |z|
+    return (0.5 * (np.tanh(0.5 * z) + 1.0)).astype(np.float32, copy=False)
+
+
+_ACT = {"sigmoid": _sigmoid, "relu": lambda z: np.maximum(z, 0), "tanh": np.tanh}
+
+
+@dataclass(frozen=True)
+class NumpyNet:
+    """The value network's forward pass: ``(N, num_inputs)`` float32 -> ``(N, 5)`` probabilities.
+
+    ``layers`` are ``(weight (out, in), bias (out,))`` pairs, torch's layout.
+    """
+
+    spec: ModelSpec
+    layers: tuple[tuple[NDArray[np.float32], NDArray[np.float32]], ...] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        width = num_inputs(self.spec.encoding_version)
+        sizes = (*self.spec.hidden, 5)
+        if len(self.layers) != len(sizes):
+            raise CheckpointError(f"a {self.spec} network has {len(sizes)} layers, got {len(self.layers)}")
+        for (w, b), out in zip(self.layers, sizes, strict=True):
+            if w.shape != (out, width) or b.shape != (out,):
+                raise CheckpointError(f"layer shapes {w.shape}/{b.shape} do not fit {self.spec}")
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise CheckpointError("the network has weights that are not finite numbers (NaN or inf)")
+            width = out
+
+    def probs(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
+        """``(N, num_inputs)`` encoded positions -> ``(N, 5)`` probabilities, each from its side on roll."""
+        act = _ACT[self.spec.activation]
+        h = np.asarray(x, dtype=np.float32)
+        for w, b in self.layers[:-1]:
+            h = act(h @ w.T + b)
+        w, b = self.layers[-1]
+        return _sigmoid(h @ w.T + b)
+
+
+def save_npz(path: str | Path, net: NumpyNet, **meta: Any) -> Path:
+    """Write ``net`` and a JSON-able ``meta`` dict as an ``.npz`` model file, atomically (temp file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    description = {"format": MODEL_FORMAT, "encoding_version": net.spec.encoding_version,
+                   "hidden": list(net.spec.hidden), "activation": net.spec.activation, **meta}
+    arrays: dict[str, NDArray[Any]] = {"meta": np.frombuffer(json.dumps(description).encode(), dtype=np.uint8)}
+    for i, (w, b) in enumerate(net.layers):
+        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_npz(path: str | Path) -> tuple[NumpyNet, dict[str, Any]]:
+    """Read an ``.npz`` model file: the network and its description (``CheckpointError`` for a bad file)."""
+    path = Path(path)
+    q = repr(str(path))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            bad = zf.testzip()
+        if bad is not None:
+            raise CheckpointError(f"model file {q} is corrupt: entry {bad!r} fails its checksum")
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            n = sum(1 for k in z.files if k.startswith("w"))
+            layers = tuple((z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(n))
+    except CheckpointError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"model file {q} is not a readable bgbot model (truncated or corrupt?): {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise CheckpointError(f"{q} is not a bgbot model of format {MODEL_FORMAT!r}")
+    try:
+        spec = ModelSpec(int(meta["encoding_version"]), tuple(int(h) for h in meta["hidden"]), str(meta["activation"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"model file {q} has no usable model description: {exc}") from None
+    try:
+        return NumpyNet(spec, layers), meta
+    except CheckpointError as exc:
+        raise CheckpointError(f"model file {q}: {exc}") from None
