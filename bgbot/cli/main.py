@@ -100,17 +100,22 @@ def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
 
 
 def _one_torch_thread() -> None:
-    """The CLI answers one position at a time: keep torch on one thread for the rest of the command."""
-    from bgbot.eval.nets import set_torch_threads
+    """The CLI answers one position at a time: if a torch network is in play, keep torch on one thread.
 
-    set_torch_threads(1)
+    Shipped models play in numpy; torch is only loaded for a ``.pt`` checkpoint.
+    """
+    if "torch" in sys.modules:
+        from bgbot.eval.nets import set_torch_threads
+
+        set_torch_threads(1)
 
 
 def _load_engine(args: argparse.Namespace) -> Engine:
     from bgbot.engine.api import Engine
 
+    engine = Engine.load(args.checkpoint)
     _one_torch_thread()
-    return Engine.load(args.checkpoint)
+    return engine
 
 
 def _cmd_move(args: argparse.Namespace) -> int:
@@ -313,9 +318,8 @@ def _cmd_serve_external(args: argparse.Namespace) -> int:
     from bgbot.play.external import serve_external, serve_stdio
 
     spec = parse_bot_spec(_bot_from_args(args))
-    if spec.kind == "bgbot":
-        _one_torch_thread()
     bot = make_bot(spec, jacoby=args.jacoby)
+    _one_torch_thread()
     try:
         if args.stdio:
             serve_stdio(bot, jacoby=args.jacoby)
@@ -330,8 +334,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from bgbot.play.bots.local import BgbotBot
     from bgbot.play.terminal import play_terminal
 
-    _one_torch_thread()
     bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
+    _one_torch_thread()
     play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby)
     return 0
 
@@ -403,12 +407,11 @@ def _cmd_chouette(args: argparse.Namespace) -> int:
     texts = [s.text for s in specs]
     # equal specs get their seat number, so that the table tells them apart
     names = [t if texts.count(t) == 1 else f"{t}#{seat + 1}" for seat, t in enumerate(texts)]
-    if any(s.kind == "bgbot" for s in specs):
-        _one_torch_thread()
     bots: list[Bot] = []
     try:
         for seat, spec in enumerate(specs):
             bots.append(make_bot(spec, jacoby=args.jacoby, seed=args.seed + seat, name=names[seat]))
+        _one_torch_thread()
         result = play_chouette(bots, args.games, np.random.default_rng(args.seed), Rules(jacoby=args.jacoby))
     finally:
         for bot in bots:

@@ -175,9 +175,13 @@ def _seed_bot(bot: Bot, *seed: int) -> None:
         bot.rng = np.random.default_rng(list(seed))  # type: ignore[attr-defined]
 
 
-def _one_thread_if_bgbot(spec_a: BotSpec, spec_b: BotSpec) -> contextlib.AbstractContextManager[None]:
-    """One torch thread while a bgbot network plays (one position at a time); nothing to do otherwise."""
-    if "bgbot" not in (spec_a.kind, spec_b.kind):
+def _one_thread_if_torch(*specs: BotSpec) -> contextlib.AbstractContextManager[None]:
+    """One torch thread while a bgbot bot plays a torch checkpoint (``.pt``); nothing to do otherwise.
+
+    Shipped models play in numpy; a torch network answers one position at a
+    time, where a second intra-op thread only spins.
+    """
+    if not any(s.kind == "bgbot" and str(s.get("checkpoint", "")).endswith(".pt") for s in specs):
         return contextlib.nullcontext()
     from bgbot.eval.nets import torch_threads
 
@@ -200,7 +204,7 @@ def _play_pairs(
     rules = cfg.rules
     cube = rules.cube or bool(cfg.match_length)  # without the cube a money game is ranked cubeless
     bots: list[Bot] = []
-    with _one_thread_if_bgbot(spec_a, spec_b):
+    with _one_thread_if_torch(spec_a, spec_b):
         try:
             try:
                 bots.append(make_bot(spec_a, jacoby=cfg.rules.jacoby, seed=cfg.seed, cube=cube))

@@ -410,8 +410,9 @@ def cube_record(position: str, state: State) -> Record:
         "state": state.to_json(),
         "probs": [round(p, 6) for p in probs[:5]],
         "equity_no_double": round(no_double, 6),
-        "equity_double_take": round(take, 6),
-        "equity_double_pass": round(drop, 6),
+        # gnubg also returns numbers for a double that may not be made; they are left out (null)
+        "equity_double_take": round(take, 6) if may_double else None,
+        "equity_double_pass": round(drop, 6) if may_double else None,
         "equity_optimal": round(optimal, 6),
         "gnubg_decision": text,
         "gnubg_decision_code": code,
