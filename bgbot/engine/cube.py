@@ -79,7 +79,7 @@ from typing import Literal
 
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
-from bgbot.rules.matchstate import OWNERS, Owner
+from bgbot.rules.matchstate import MAX_CUBE, OWNERS, Owner
 
 __all__ = [
     "ACTIONS",
@@ -116,7 +116,6 @@ RACE_X_MAX = 0.7
 _RACE_X_PER_PIP = 0.00125
 _RACE_X_BASE = 0.55
 
-MAX_CUBE = 64
 """The highest face of the cube: a cube at 64 cannot be turned again (rules.md)."""
 
 # Probabilities from a network are floats: allow rounding noise this large before calling them inconsistent.

@@ -30,7 +30,7 @@ from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position
 
-MAX_TURNS = 2000  # a duel game still running after this many turns counts as a draw
+DUEL_MAX_TURNS = 2000  # a duel game still running after this many turns counts as a draw (dice are drawn ahead)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class DuelResult:
 
 
 def _opening_and_dice(rng: np.random.Generator, pairs: int) -> NDArray[np.int8]:
-    dice = rng.integers(1, 7, size=(pairs, MAX_TURNS, 2)).astype(np.int8)
+    dice = rng.integers(1, 7, size=(pairs, DUEL_MAX_TURNS, 2)).astype(np.int8)
     reroll_opening_doubles(rng, dice[:, 0], np.ones(pairs, dtype=bool))  # in place: a view of the first rolls
     return dice
 
@@ -85,7 +85,7 @@ def duel(
     turns = np.zeros(n, dtype=np.int64)
     live = np.ones(n, dtype=bool)
     bar = tqdm(total=n, desc="duel", unit="game", disable=not progress, leave=False)
-    for t in range(MAX_TURNS):
+    for t in range(DUEL_MAX_TURNS):
         idx = np.flatnonzero(live)
         if idx.size == 0:
             break
@@ -115,7 +115,7 @@ def duel(
             bar.update(int(done.sum()))
     bar.close()
     if live.any():
-        raise RuntimeError(f"{int(live.sum())} games did not end within {MAX_TURNS} turns")
+        raise RuntimeError(f"{int(live.sum())} games did not end within {DUEL_MAX_TURNS} turns")
     pair_pts = points_a.reshape(pairs, 2).mean(axis=1)
     se = float(pair_pts.std(ddof=1) / np.sqrt(pairs)) if pairs > 1 else float("nan")
     return DuelResult(
@@ -130,4 +130,4 @@ def duel(
     )
 
 
-__all__ = ["MAX_TURNS", "Chooser", "DuelResult", "duel", "greedy_chooser", "random_chooser"]
+__all__ = ["DUEL_MAX_TURNS", "Chooser", "DuelResult", "duel", "greedy_chooser", "random_chooser"]

@@ -197,7 +197,7 @@ def serve_external(
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 n = serve_lines(bot, self._read, self._write, jacoby=jacoby, lock=lock)
                 say(f"connection closed after {n} answers")
-            except (OSError, _LineTooLong) as exc:
+            except (OSError, ProtocolError) as exc:
                 say(f"connection from {peer} dropped: {exc}")
             finally:
                 clients.release()
@@ -208,7 +208,7 @@ def serve_external(
             raw = self.rfile.readline(MAX_LINE + 1)
             if len(raw) > MAX_LINE:
                 self._write(f"Error: a line longer than {MAX_LINE} characters")
-                raise _LineTooLong(f"a line longer than {MAX_LINE} characters")
+                raise ProtocolError(f"a line longer than {MAX_LINE} characters")
             return raw.decode("utf-8", errors="replace")
 
         def _write(self, reply: str) -> None:
@@ -234,7 +234,3 @@ def serve_external(
             srv.shutdown()
         else:
             srv.serve_forever()
-
-
-class _LineTooLong(Exception):
-    """A client sent more than :data:`MAX_LINE` characters without a newline."""

@@ -53,12 +53,11 @@ from bgbot.errors import BgbotError, ConfigError, EngineError, Forfeit, IllegalM
 from bgbot.formats.records import RecordEntry
 from bgbot.play.bots.base import Bot
 from bgbot.rules.dice import Dice, opening_roll, roll_dice
-from bgbot.rules.matchstate import MatchState
+from bgbot.rules.matchstate import MAX_CUBE, MatchState
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Outcome, Position, check_backgammon_counts
 
-MAX_CUBE = 64  # the highest cube value the loop offers (money and match); MatchState can hold more
-MAX_TURNS = 10_000  # a game still running after this many turns is stopped unfinished
+GAME_MAX_TURNS = 10_000  # a game still running after this many turns is stopped unfinished
 
 DecisionKind = Literal["move", "double", "take"]
 
@@ -79,7 +78,7 @@ class Rules:
     auto_doubles: int = 0
     backgammon_counts: int = 3
     crawford: bool = True
-    max_turns: int = MAX_TURNS
+    max_turns: int = GAME_MAX_TURNS
 
     def __post_init__(self) -> None:
         for name in ("cube", "jacoby", "crawford"):

@@ -37,6 +37,7 @@ from bgbot.errors import InvalidCubeError, InvalidIdError, InvalidScoreError
 
 MAX_FIELD = 2**15 - 1  # the Match ID's 15-bit score and length fields
 MATCH_ID_MAX_CUBE = 2**15  # 4 bits of log2 in the Match ID: the highest cube a state can hold
+MAX_CUBE = 64  # the highest cube value bgbot plays to and decides about (gnubg's cube faces)
 
 # gnubg's game states (Match ID bits 9-11)
 GAME_NONE, GAME_PLAYING, GAME_OVER, GAME_RESIGNED, GAME_DROP = range(5)
@@ -251,7 +252,7 @@ def parse_cube_value(value: object) -> int:
     v: object = value
     if isinstance(value, str) and value.strip().isdigit():
         v = int(value.strip())
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64 or v & (v - 1):
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_CUBE or v & (v - 1):
         raise InvalidCubeError(f"the cube value must be a power of two from 1 to 64, got {value!r}")
     return v
 

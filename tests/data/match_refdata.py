@@ -421,8 +421,8 @@ def cube_record(position: str, state: State) -> Record:
 
 
 def random_state(rng: random.Random) -> State:
-    """A random legal match state: length 3, 5, 7 or 9, any score, about 20 % Crawford games when a
-    side is 1-away, the cube centred (60 %) or owned by either side at 2 or 4."""
+    """A random legal match state: length 3, 5, 7 or 9, any score, a Crawford game in 40 % of the cases
+    where exactly one side is 1-away, the cube centred (60 %) or owned by either side at 2 or 4."""
     while True:
         n = rng.choice((3, 5, 7, 9))
         me, opp = rng.randrange(n), rng.randrange(n)
