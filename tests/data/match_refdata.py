@@ -47,11 +47,10 @@ try:
 except ImportError:  # pragma: no cover - plain python
     gnubg = None
 
-# gnubg's board: (opponent, player on roll); each is 25 counts, index i = that side's point i+1, 24 = bar.
-Board = tuple[list[int], list[int]]
-# A move as gnubg's parsemove gives it: (from, to) pairs, 25 = bar, 0 = off.
-Move = list[tuple[int, int]]
-Record = dict[str, Any]
+# gnubg's -p runs a script without __file__: it is then run from the repository root, as documented
+sys.path.insert(0, str(Path(globals().get("__file__", "tests/data/match_refdata.py")).resolve().parent))
+# the board helpers of the reference-data script beside this one (gnubg's board, moves, IDs)
+from regenerate import Record, copy_board, result_id
 
 ENV_VAR = "MATCH_REFDATA_ARGS"
 MAX_CHECKER_MOVES = 40  # checker records list at most this many plays (gnubg's best 40 at 0-ply)
@@ -153,49 +152,6 @@ def legal_state(s: State) -> bool:
         return False
     away_owner, away_doubler = (away_me, away_opp) if s.owner == "me" else (away_opp, away_me)
     return away_doubler > s.cube // 2 and (s.cube == 2 or away_owner > 1)
-
-
-# --------------------------------------------------------------------------------------------------
-# Board helpers (pure Python, copied from regenerate.py)
-# --------------------------------------------------------------------------------------------------
-
-
-def copy_board(board: Sequence[Sequence[int]]) -> Board:
-    return list(board[0]), list(board[1])
-
-
-def swap(board: Board) -> Board:
-    """The same position seen from the other side (the opponent is now on roll)."""
-    return list(board[1]), list(board[0])
-
-
-def apply_move(board: Board, move: Move) -> Board:
-    """Play `move` for the side on roll; the board stays seen from the mover's side.  gnubg's move
-    notation writes every hit, so a pair (from, to) never passes over a blot it hits."""
-    opp, me = copy_board(board)
-    for src, dst in move:
-        if me[src - 1] <= 0:
-            raise ValueError(f"no checker on point {src} for move {move}")
-        me[src - 1] -= 1
-        if dst > 0:
-            me[dst - 1] += 1
-            if opp[24 - dst] == 1:  # the mover's point dst is the opponent's point 25 - dst
-                opp[24 - dst] = 0
-                opp[24] += 1
-    return opp, me
-
-
-def result_id(board: Board, move: Move) -> str:
-    """Position ID after the move with the sides swapped (what gnubg shows for the next turn)."""
-    return gnubg.positionid(swap(apply_move(board, move)))
-
-
-def is_race(board: Board) -> bool:
-    """True when no contact is left: every checker of one side has passed every checker of the other."""
-    opp, me = board
-    me_back = max((i + 1 for i in range(25) if me[i]), default=0)
-    opp_back = max((i + 1 for i in range(25) if opp[i]), default=0)
-    return me_back + opp_back <= 25
 
 
 # --------------------------------------------------------------------------------------------------
