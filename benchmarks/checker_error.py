@@ -75,7 +75,7 @@ def run(engine: Engine, rows: Sequence[dict], ply: int) -> Tally:
     t = Tally()
     start = time.perf_counter()
     for row in rows:
-        a = engine.best_move(Position.from_id(row["position"]), row["dice"], ply)
+        a = engine.best_move(Position.from_id(row["position"]), row["dice"], ply, cubeless=True)  # vs cubeless 2-ply
         t.add(row, a.best.result.gnubg_id())
     t.seconds = time.perf_counter() - start
     return t

@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # warm up: numba compilation, torch's first calls, the bear-off database
     for pos, dice in items[:5]:
         for ply in (1, 2):
-            engine.best_move(pos, dice, ply)
+            engine.best_move(pos, dice, ply, cubeless=True)
             if sage is not None:
                 sage[ply].move(pos, dice, money)
         if gnubg_nn is not None:
@@ -175,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not subset:
             continue
         contenders: dict[str, Callable[[Item], object]] = {
-            f"move {ply}-ply": lambda it, k=ply: engine.best_move(it[0], it[1], k)
+            f"move {ply}-ply": lambda it, k=ply: engine.best_move(it[0], it[1], k, cubeless=True),
+            f"move {ply}-ply cubeful": lambda it, k=ply: engine.best_move(it[0], it[1], k),
         }
         if sage is not None and ply in sage:
             contenders[f"bgsage move {ply}-ply"] = lambda it, b=sage[ply]: b.move(it[0], it[1], money)
@@ -186,10 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows(time_each(subset, contenders, args.repeat))
         if ply == 1:
             # the same with every candidate's notation read, as the CLI table does
-            secs = [
-                timings(lambda p=p, d=d: [c.move for c in engine.best_move(p, d, 1).candidates], args.repeat)
-                for p, d in subset
-            ]
+            def with_text(p: Position, d: tuple[int, int]) -> list[str]:
+                return [c.move for c in engine.best_move(p, d, 1, cubeless=True).candidates]
+
+            secs = [timings(lambda p=p, d=d: with_text(p, d), args.repeat) for p, d in subset]
             line("move 1-ply+text", secs)
     if args.cube:
         for ply in (1, 2, 3):
