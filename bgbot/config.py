@@ -13,7 +13,7 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bgbot.errors import ConfigError
+from bgbot.errors import ConfigError, ascii_int
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ def _coerce(name: str, value: Any, typ: Any) -> Any:
             return value
         if isinstance(value, str):
             try:
-                return int(value.replace("_", ""))
+                return ascii_int(value.replace("_", ""))
             except ValueError:
                 pass
         raise ConfigError(f"config key {name!r} needs an integer, got {value!r}")

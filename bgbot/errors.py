@@ -11,6 +11,22 @@ from __future__ import annotations
 QUOTE_LIMIT = 80  # characters of user input repeated in an error message
 
 
+_ASCII_INT = frozenset("0123456789")
+
+
+def ascii_int(text: str) -> int:
+    """``int(text)`` for plain ASCII decimal text (a sign and surrounding spaces allowed), else ``ValueError``.
+
+    Python's ``int`` also reads the digits of other scripts (``'٢'`` is 2) and
+    ``str.isdigit`` accepts ``'²'``: user input means 0-9 and nothing else.
+    """
+    t = text.strip()
+    body = t[1:] if t[:1] in "+-" else t
+    if not body or not set(body) <= _ASCII_INT or len(body) > 18:
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(t)
+
+
 def quote_input(text: object) -> str:
     """``repr(text)``, truncated to :data:`QUOTE_LIMIT` characters for long strings."""
     if isinstance(text, str) and len(text) > QUOTE_LIMIT:

@@ -54,3 +54,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.strip() == f"bgbot {bgbot.__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["move", "4HPwATDgc/ABMA", "31", "--ply", "²"],
+        ["move", "4HPwATDgc/ABMA", "31", "--ply", "٢"],  # an Arabic-Indic 2: not silently 2-ply
+        ["cube", "4HPwATDgc/ABMA", "--cube", "²"],
+        ["cube", "4HPwATDgc/ABMA", "--match", "٧"],
+        ["pit", "pubeval", "random", "--games", "٢"],
+    ],
+)
+def test_digits_of_other_scripts_are_one_line_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own error for a typed option
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and argv[-1] in err and "Traceback" not in err

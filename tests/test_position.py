@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import bgbot
 from bgbot.errors import InvalidPositionError
 from bgbot.rules.position import Position
 
@@ -59,3 +60,20 @@ def test_invalid_positions_are_rejected(board: list[int], needle: str) -> None:
 def test_from_points_rejects_bad_points() -> None:
     with pytest.raises(InvalidPositionError, match="26"):
         Position.from_points({26: 1})
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Position([0.5] * 26),  # once silently an empty board
+        lambda: Position(["a"] * 26),
+        lambda: Position([0] * 26),  # no checker of either side
+        lambda: Position.from_points(None),  # type: ignore[arg-type]
+        lambda: Position.from_points({6: 1.5}),
+        lambda: bgbot.parse_dice((float("inf"), 1)),
+        lambda: bgbot.legal_moves("4HPwATDgc/ABMA", (3, 1)),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_api_input_is_a_bgbot_error(call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(bgbot.BgbotError):
+        call()

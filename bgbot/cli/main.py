@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bgbot.errors import BgbotError, ConfigError
+from bgbot.errors import BgbotError, ConfigError, ascii_int
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
@@ -97,6 +97,14 @@ def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
         "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped in the package)"
     )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _whole(text: str) -> int:
+    """An integer option: ASCII digits only (``int`` would read ``'٢'`` as 2)."""
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
 def _one_torch_thread() -> None:
@@ -350,15 +358,15 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     s.add_argument("a", help="bot A, e.g. bgbot:ply=2")
     s.add_argument("b", help="bot B, e.g. gnubg:ply=0")
-    s.add_argument("--games", type=int, default=100, help="games (or matches with --match); default 100")
-    s.add_argument("--match", type=int, default=0, metavar="N", help="play matches to N points (default: money)")
+    s.add_argument("--games", type=_whole, default=100, help="games (or matches with --match); default 100")
+    s.add_argument("--match", type=_whole, default=0, metavar="N", help="play matches to N points (default: money)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True,
                    help="play with the doubling cube (default) or without (--no-cube)")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
-    s.add_argument("--auto-doubles", type=int, default=0, metavar="N",
+    s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
-    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    s.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0)")
+    s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -367,10 +375,10 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s = sub.add_parser(
         "serve-external", help="be an external player for gnubg (set player 1 external localhost:PORT)"
     )
-    s.add_argument("--port", type=int, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
+    s.add_argument("--port", type=_whole, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
     s.add_argument("--host", default="localhost", help="address to listen on (default localhost)")
     s.add_argument("--bot", metavar="SPEC", help="the bot answering (default bgbot with --ply/--checkpoint)")
-    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
     s.add_argument("--jacoby", action="store_true", help="money games use the Jacoby rule")
     s.add_argument("--once", action="store_true", help="stop after the first connection closes")
@@ -378,10 +386,10 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.set_defaults(func=_cmd_serve_external)
 
     s = sub.add_parser("play", help="play against bgbot in the terminal")
-    s.add_argument("--ply", type=int, default=1, help="bgbot's ply (XG numbering; default 1)")
-    s.add_argument("--match", type=int, default=0, metavar="N", help="a match to N points (default: money games)")
+    s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--match", type=_whole, default=0, metavar="N", help="a match to N points (default: money games)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
-    s.add_argument("--seed", type=int, help="dice seed (default: random)")
+    s.add_argument("--seed", type=_whole, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.set_defaults(func=_cmd_play)
@@ -430,8 +438,8 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
         "captain's proposal), it doubles only when unanimous, and each member answers the box's doubles alone.",
     )
     s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
-    s.add_argument("--games", type=int, default=10, help="games to play (default 10)")
-    s.add_argument("--seed", type=int, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--games", type=_whole, default=10, help="games to play (default 10)")
+    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0); random bots get seed+seat")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
     s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
     s.set_defaults(func=_cmd_chouette)
@@ -458,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", default="configs/full.toml", help="TOML preset (default configs/full.toml)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key (repeatable)")
     s.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
-    s.add_argument("--games", type=int, help="stop at this many games trained (default: the config's games)")
+    s.add_argument("--games", type=_whole, help="stop at this many games trained (default: the config's games)")
     s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--force", action="store_true", help="start a fresh run even where one exists (its files go)")
@@ -474,9 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("yardstick", help="cubeless duplicate-dice duel of a network (1-ply) against pubeval")
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
-    s.add_argument("--games", type=int, default=10_000, help="games, an even number (default 10000)")
+    s.add_argument("--games", type=_whole, default=10_000, help="games, an even number (default 10000)")
     s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--seed", type=_whole, default=1)
     s.add_argument("--out", help="also write the result as JSON here")
     s.set_defaults(func=_cmd_yardstick)
     return p

@@ -34,6 +34,7 @@ exact one-sided bear-off database in races where both sides are home.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
@@ -45,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.errors import ConfigError, InvalidPositionError
+from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
 from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
@@ -111,8 +112,9 @@ DEFAULT_FILTERS: tuple[MoveFilter, ...] = (MoveFilter(8, 0.16), MoveFilter(3, 0.
 def check_ply(ply: object) -> int:
     """``ply`` as an int from 1 to :data:`MAX_PLY` (``ConfigError`` otherwise; text like ``"2"`` is read)."""
     value: object = ply
-    if isinstance(ply, str) and ply.strip().isdigit():
-        value = int(ply.strip())
+    if isinstance(ply, str):
+        with contextlib.suppress(ValueError):
+            value = ascii_int(ply)
     elif isinstance(ply, np.integer):
         value = int(ply)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PLY:

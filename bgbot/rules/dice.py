@@ -37,7 +37,7 @@ def parse_dice(dice: object) -> Dice:
         ok = len(values) == 2 and all(1 <= v <= 6 for v in values) and all(
             float(x) == int(x) for x in dice  # type: ignore[attr-defined]
         )
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
         raise InvalidDiceError(f"dice must be two values 1-6, got {dice!r}")

@@ -28,12 +28,13 @@ Limits decided here (and why):
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import re
 from dataclasses import dataclass
 from typing import Literal, NoReturn, cast
 
-from bgbot.errors import InvalidCubeError, InvalidIdError, InvalidScoreError
+from bgbot.errors import InvalidCubeError, InvalidIdError, InvalidScoreError, ascii_int
 
 MAX_FIELD = 2**15 - 1  # the Match ID's 15-bit score and length fields
 MATCH_ID_MAX_CUBE = 2**15  # 4 bits of log2 in the Match ID: the highest cube a state can hold
@@ -250,8 +251,9 @@ MAX_MATCH = 25  # the longest match the match equity tables cover
 def parse_cube_value(value: object) -> int:
     """A cube value: a power of two from 1 to 64, as an int or text (``InvalidCubeError`` otherwise)."""
     v: object = value
-    if isinstance(value, str) and value.strip().isdigit():
-        v = int(value.strip())
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            v = ascii_int(value)
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_CUBE or v & (v - 1):
         raise InvalidCubeError(f"the cube value must be a power of two from 1 to 64, got {value!r}")
     return v
@@ -270,7 +272,7 @@ def parse_owner(value: object) -> Owner:
 def parse_score(value: object) -> tuple[int, int]:
     """A score ``(side on roll, opponent)`` in points won so far: a pair of ints or text like ``'2-4'``."""
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d{1,5})\s*[-:,/ ]\s*(\d{1,5})\s*", value)
+        m = re.fullmatch(r"\s*([0-9]{1,5})\s*[-:,/ ]\s*([0-9]{1,5})\s*", value)
         if not m:
             raise InvalidScoreError(f"a score is two numbers like '2-4' (side on roll first), got {value!r}")
         return int(m.group(1)), int(m.group(2))
@@ -286,8 +288,9 @@ def parse_score(value: object) -> tuple[int, int]:
 def parse_match(value: object) -> int:
     """A match length in points (0 = money game), as an int or text (``InvalidScoreError`` otherwise)."""
     v: object = value
-    if isinstance(value, str) and value.strip().isdigit():
-        v = int(value.strip())
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            v = ascii_int(value)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise InvalidScoreError(f"the match length is a whole number of points (0 = money game), got {value!r}")
     return v

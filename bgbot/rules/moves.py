@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from bgbot.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, quote_input
+from bgbot.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, InvalidPositionError, quote_input
 from bgbot.rules.dice import parse_dice
 from bgbot.rules.position import Position, flip, gnubg_position_id
 
@@ -85,6 +85,8 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
     move whose result is ``pos.swap()``.  The order is that of the steps'
     source points, highest first.
     """
+    if not isinstance(pos, Position):
+        raise InvalidPositionError(f"legal_moves needs a Position, got {pos!r}")
     d1, d2 = parse_dice(dice)
     orders = [[d1] * 4] if d1 == d2 else [[d1, d2], [d2, d1]]
     # result -> (steps, dice used); the first sequence found for a result is kept
@@ -168,8 +170,8 @@ def format_move(steps: Iterable[Step]) -> str:
     return " ".join(parts)
 
 
-_POINT = r"(?:bar|b|off|o|\d{1,3})"
-_PATH_RE = re.compile(rf"({_POINT})((?:[/-]{_POINT}\*?)+)(?:\((\d{{1,3}})\))?")
+_POINT = r"(?:bar|b|off|o|[0-9]{1,3})"
+_PATH_RE = re.compile(rf"({_POINT})((?:[/-]{_POINT}\*?)+)(?:\(([0-9]{{1,3}})\))?")
 _SEG_RE = re.compile(rf"[/-]({_POINT})(\*?)")
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import base64
 import enum
+import numbers
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -63,9 +65,11 @@ class Position:
     __slots__ = ("_board", "_hash")
 
     def __init__(self, board: Iterable[int], *, validate: bool = True) -> None:
-        b = tuple(int(x) for x in board)
         if validate:
+            b = _whole_counts(board)
             _validate(b)
+        else:
+            b = tuple(int(x) for x in board)  # trusted input: the generator's rows
         self._board: tuple[int, ...] = b
         self._hash = hash(b)
 
@@ -92,13 +96,15 @@ class Position:
 
             Position.from_points({6: 2, 25: 1}, {1: 2})
         """
+        if not isinstance(mine, dict) or not isinstance(theirs, dict | None):
+            raise InvalidPositionError(f"checker counts are dicts point -> count, got {mine!r} and {theirs!r}")
         board = [0] * NUM_SLOTS
         for point, n in mine.items():
             _check_point(point, mine)
-            board[point] += n
+            board[point] += _count(n, mine)
         for point, n in (theirs or {}).items():
             _check_point(point, theirs)
-            board[25 - point] -= n
+            board[25 - point] -= _count(n, theirs)
         return cls(board)
 
     @classmethod
@@ -422,6 +428,20 @@ def parse_gnubg_position_id(text: str) -> Position:
 
 
 
+def _whole_counts(board: object) -> tuple[int, ...]:
+    """The 26 counts as ints: whole numbers only (``0.5`` or ``'a'`` is an error, not a rounded board)."""
+    try:
+        return tuple(operator.index(x) for x in board)  # type: ignore[attr-defined]
+    except TypeError:
+        raise InvalidPositionError(f"a position is 26 whole numbers (signed checker counts), got {board!r}") from None
+
+
+def _count(n: object, where: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise InvalidPositionError(f"checker count {n!r} is not a whole number >= 0 in {where!r}")
+    return int(n)
+
+
 def _check_point(point: int, where: object) -> None:
     if not isinstance(point, int) or not 1 <= point <= 25:
         raise InvalidPositionError(f"point {point!r} out of range 1..25 in {where!r}")
@@ -448,6 +468,8 @@ def _validate(b: tuple[int, ...]) -> None:
         raise InvalidPositionError(f"the opponent's bar (slot 0) must be stored negative: {b!r}")
     mine = sum(x for x in b if x > 0)
     theirs = -sum(x for x in b if x < 0)
+    if mine == 0 and theirs == 0:
+        raise InvalidPositionError(f"a position has checkers on the board (both sides cannot be off): {b!r}")
     if mine > CHECKERS or theirs > CHECKERS:
         raise InvalidPositionError(
             f"more than 15 checkers a side ({mine} and {theirs}) in {b!r}"

@@ -31,7 +31,7 @@ import shlex
 from dataclasses import dataclass
 
 from bgbot.engine.api import Engine
-from bgbot.errors import ConfigError
+from bgbot.errors import ConfigError, ascii_int
 from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.play.bots.base import BaseBot, Bot
 from bgbot.play.bots.bgsage import BgsageBot, check_bgsage_ply, require_bgsage
@@ -100,7 +100,7 @@ def _convert(text: str, key: str, value: str, typ: type) -> object:
                 raise ValueError
             return low in _TRUE
         if typ is int:
-            return int(value)
+            return ascii_int(value)
         if typ is float:
             return float(value)
     except ValueError:
@@ -126,7 +126,7 @@ def parse_bot_spec(text: str) -> BotSpec:
             raise _bad(text, f"'{kind}:' needs " + ("a command line" if kind == "cmd" else "HOST:PORT"))
         if kind == "tcp":
             host, _, port = rest.strip().rpartition(":")
-            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
                 raise _bad(text, "expected tcp:HOST:PORT with a port 1..65535")
             return BotSpec(t, kind, (("host", host), ("port", int(port))))
         try:
