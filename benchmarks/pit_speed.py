@@ -13,7 +13,7 @@ Duels (all cubeless money games with duplicate dice unless said otherwise):
 Usage::
 
     python benchmarks/pit_speed.py                       # 200 games a duel, 2 workers
-    python benchmarks/pit_speed.py --games 2000 --checkpoint bgbot/data/models/bgbot-default.pt
+    python benchmarks/pit_speed.py --games 2000 --checkpoint bgbot/data/models/bgbot-default.npz
 
 The figures include starting the workers (a few seconds: they import torch
 and start gnubg) and depend on what else runs on the machine; the ratios to
