@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - plain python
 # gnubg's -p runs a script without __file__: it is then run from the repository root, as documented
 sys.path.insert(0, str(Path(globals().get("__file__", "tests/data/match_refdata.py")).resolve().parent))
 # the board helpers of the reference-data script beside this one (gnubg's board, moves, IDs)
-from regenerate import Record, copy_board, result_id
+from regenerate import Record, copy_board, result_id, silence_gnubg  # noqa: E402
 
 ENV_VAR = "MATCH_REFDATA_ARGS"
 MAX_CHECKER_MOVES = 40  # checker records list at most this many plays (gnubg's best 40 at 0-ply)
@@ -157,17 +157,6 @@ def legal_state(s: State) -> bool:
 # --------------------------------------------------------------------------------------------------
 # gnubg session
 # --------------------------------------------------------------------------------------------------
-
-
-def silence_gnubg() -> None:
-    """Keep the report on the real stdout and send gnubg's board printouts to /dev/null."""
-    global REPORT
-    sys.stdout.flush()
-    REPORT = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def setup_gnubg(threads: int) -> None:
@@ -467,7 +456,8 @@ def main() -> int:
     if gnubg is None:
         print("error: run this inside gnubg: gnubg -t -q -r -p tests/data/match_refdata.py", file=sys.stderr)
         return 2
-    silence_gnubg()
+    global REPORT
+    REPORT = silence_gnubg()
     setup_gnubg(args.threads)
     start = time.time()
     records, report = make_checker(args) if args.command == "checker" else make_cube(args)

@@ -246,8 +246,8 @@ class Contexts:
     cubeful2: Any
 
 
-def silence_gnubg() -> None:
-    """Keep the report on the real stdout and send gnubg's board printouts to /dev/null."""
+def silence_gnubg() -> TextIO:
+    """Send gnubg's board printouts to /dev/null; returns the real stdout, for the report (also kept in REPORT)."""
     global REPORT
     sys.stdout.flush()
     REPORT = os.fdopen(os.dup(1), "w", buffering=1)
@@ -255,6 +255,7 @@ def silence_gnubg() -> None:
     os.dup2(devnull, 1)
     os.close(devnull)
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    return REPORT
 
 
 def setup_gnubg(threads: int) -> Contexts:
