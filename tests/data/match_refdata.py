@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - plain python
 # gnubg's -p runs a script without __file__: it is then run from the repository root, as documented
 sys.path.insert(0, str(Path(globals().get("__file__", "tests/data/match_refdata.py")).resolve().parent))
 # the board helpers of the reference-data script beside this one (gnubg's board, moves, IDs)
-from regenerate import Record, copy_board, result_id, silence_gnubg  # noqa: E402
+from regenerate import Record, copy_board, result_id, silence_gnubg
 
 ENV_VAR = "MATCH_REFDATA_ARGS"
 MAX_CHECKER_MOVES = 40  # checker records list at most this many plays (gnubg's best 40 at 0-ply)
