@@ -73,3 +73,9 @@ def test_digits_of_other_scripts_are_one_line_errors(argv: list[str], capsys: py
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and argv[-1] in err and "Traceback" not in err
+
+
+def test_an_xgid_without_its_prefix_is_a_position_not_an_option(capsys: pytest.CaptureFixture[str]) -> None:
+    bare = "-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"  # starts with '-': argparse took it for an option
+    assert main(["show", bare]) == 0
+    assert "4HPwATDgc/ABMA" in capsys.readouterr().out

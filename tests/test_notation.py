@@ -840,3 +840,10 @@ def test_fibs_boards_drive_gnubg_external_player() -> None:
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_a_fibs_board_with_one_die_of_two_is_an_error() -> None:
+    fields = FIBS_DOC.split(":")
+    fields[33] = "0"  # "6:2" becomes "6:0": neither a roll nor a cube question
+    with pytest.raises(InvalidIdError, match="one die of two"):
+        parse_fibs_board(":".join(fields))

@@ -7,6 +7,7 @@ stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -490,6 +491,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_BARE_XGID = re.compile(r"[-A-Oa-o]{26}:")
+
+
+def _xgid_arguments(argv: list[str]) -> list[str]:
+    """An XGID given without its ``XGID=`` prefix starts with ``-`` (an empty point), which argparse would
+    take for an option: give it its prefix back."""
+    return [f"XGID={a}" if _BARE_XGID.match(a) else a for a in argv]
+
+
 def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (a scheduler, `timeout`) saves what Ctrl-C saves: checkpoint, pit report
 
@@ -499,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     import signal
     import threading
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_xgid_arguments(sys.argv[1:] if argv is None else argv))
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:

@@ -264,6 +264,7 @@ def parse_fibs_board(text: str) -> tuple[Position, FibsBoard]:
     check(all(abs(v) <= CHECKERS for v in raw), "a board value is beyond 15 checkers")
     check(turn in (-1, 0, 1), f"turn {turn} is not -1, 0 or 1")
     check(all(0 <= d <= 6 for d in (d1, d2, o1, o2)), f"dice {d1}{d2}/{o1}{o2} are not 0..6")
+    check((d1 == 0) == (d2 == 0) and (o1 == 0) == (o2 == 0), f"dice {d1}{d2}/{o1}{o2} have one die of two")
     check(1 <= cube <= 2**15 and cube & (cube - 1) == 0, f"cube {cube} is not a power of two")
     check(may in (0, 1) and opp_may in (0, 1), f"may-double flags {may}, {opp_may} are not 0/1")
     check(was_doubled in (-1, 0, 1), f"was-doubled {was_doubled} is not -1, 0 or 1")
