@@ -50,6 +50,7 @@ except ImportError:  # pragma: no cover - plain python
 # gnubg's -p runs a script without __file__: it is then run from the repository root, as documented
 sys.path.insert(0, str(Path(globals().get("__file__", "tests/data/match_refdata.py")).resolve().parent))
 # the board helpers of the reference-data script beside this one (gnubg's board, moves, IDs)
+from regenerate import DECISION_BY_CODE as MONEY_DECISION_BY_CODE
 from regenerate import Record, copy_board, result_id, silence_gnubg
 
 ENV_VAR = "MATCH_REFDATA_ARGS"
@@ -67,16 +68,7 @@ OWNERS = {"center": -1, "me": 0, "opp": 1}  # gnubg cube owner (player index; th
 # decision") is what gnubg answers when the side on roll may not double (the opponent owns the cube);
 # in the Crawford game gnubg answers 13.  Both cases are written as "no_double_legal" (see cube_record).
 DECISION_BY_CODE = {
-    0: "double_take",  # Double, take
-    1: "double_pass",  # Double, pass
-    2: "no_double",  # No double, take
-    3: "too_good_take",  # Too good to double, take
-    4: "too_good_pass",  # Too good to double, pass
-    7: "double_take",  # Redouble, take
-    8: "double_pass",  # Redouble, pass
-    9: "no_double",  # No redouble, take
-    10: "too_good_take",  # Too good to redouble, take
-    11: "too_good_pass",  # Too good to redouble, pass
+    **MONEY_DECISION_BY_CODE,  # codes 0-11, as in the money benchmark
     13: "no_double",  # Never double, take (dead cube)
     14: "no_double",  # Never redouble, take (dead cube)
     15: "no_double_legal",  # Unknown cube decision (cube not available)
