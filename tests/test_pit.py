@@ -547,7 +547,7 @@ def test_sigterm_still_writes_the_pit_report(tmp_path: Path) -> None:
     try:
         assert proc.stderr is not None
         proc.stderr.readline()  # the "pit: A = ..." line: games are being played
-        time.sleep(4)
+        time.sleep(8)  # a loaded machine has finished some games by then
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     finally:
