@@ -1,0 +1,81 @@
+"""Self-labelled refinement (training/refine.py): resumable labelled chunks and a fit that learns them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from bgbot.engine.search import BearoffEvaluator, lookahead_probs
+from bgbot.errors import ConfigError
+from bgbot.eval.evaluate import NetEvaluator
+from bgbot.eval.inference import ModelSpec
+from bgbot.eval.models import load_model
+from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
+from training.refine import GenerateConfig, fit, generate, load_chunks
+
+CFG = GenerateConfig(seed=5, chunk_size=96, parallel=16, explore=0.1, keep=0.5)
+
+
+@pytest.fixture
+def init(tmp_path: Path) -> Path:
+    torch.manual_seed(11)
+    return save_checkpoint(tmp_path / "init.pt", ValueNet(ModelSpec(3, (8,))), games_trained=7)
+
+
+def test_chunks_hold_positions_labelled_one_roll_ahead(tmp_path: Path, init: Path) -> None:
+    out = tmp_path / "run"
+    assert generate(init, out, 2, CFG, progress=False) == 2
+    boards, labels, chunk = load_chunks(out)
+    assert boards.shape == (192, 26) and labels.shape == (192, 5)
+    assert set(chunk.tolist()) == {0, 1}
+    # every label is the depth-1 lookahead of the labelling network (exact bear-offs from the database)
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    np.testing.assert_allclose(labels, lookahead_probs(ev, boards, 1), atol=1e-5)
+    assert (labels >= 0).all() and (labels <= 1).all()
+    assert (labels[:, 1] <= labels[:, 0] + 1e-6).all() and (labels[:, 3] <= 1 - labels[:, 0] + 1e-6).all()
+    # no finished game, no exact bear-off position (play answers those from the database)
+    assert not ev.db.is_bearoff(boards).any()
+    assert (np.clip(boards, 0, None).sum(axis=1) > 0).all() and (np.clip(-boards, 0, None).sum(axis=1) > 0).all()
+
+
+def test_a_killed_run_resumes_with_the_same_data(tmp_path: Path, init: Path) -> None:
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    generate(init, full, 3, CFG, progress=False)
+    generate(init, cut, 3, CFG, progress=False)
+    (cut / "data" / "chunk-00001.npz").unlink()  # as if killed before chunk 1 was written
+    (cut / "data" / "chunk-00002.npz.tmp.npz").write_bytes(b"half a file")
+    assert generate(init, cut, 3, CFG, progress=False) == 1
+    assert not list((cut / "data").glob("*.tmp*"))
+    a, b = load_chunks(full), load_chunks(cut)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_other_settings_into_the_same_folder_are_refused(tmp_path: Path, init: Path) -> None:
+    generate(init, tmp_path / "run", 1, CFG, progress=False)
+    with pytest.raises(ConfigError, match="choose another --out"):
+        generate(init, tmp_path / "run", 1, GenerateConfig(seed=6, chunk_size=96, parallel=16), progress=False)
+
+
+def test_fit_lowers_the_held_out_loss_and_saves_a_loadable_checkpoint(tmp_path: Path, init: Path) -> None:
+    # labels from another (random) network: the init network is far from them and must move towards them
+    torch.manual_seed(12)
+    teacher = save_checkpoint(tmp_path / "teacher.pt", ValueNet(ModelSpec(3, (8,))))
+    generate(teacher, tmp_path / "run", 6, CFG, progress=False)
+    summary = fit(init, tmp_path / "run", tmp_path / "fit", epochs=3, lr=3e-3, batch=32, progress=False)
+    hist = summary["history"]
+    assert hist[-1]["holdout_bce"] < hist[0]["holdout_bce"]  # type: ignore[index]
+    assert summary["positions_holdout"] == 96  # one chunk of six held out
+    refined = load_checkpoint(tmp_path / "fit" / "refined.pt")
+    assert refined.data["games_trained"] == 7
+    assert refined.data["config"]["refined"]["init"] == str(init)
+    assert json.loads((tmp_path / "fit" / "fit.json").read_text())["best_holdout_bce"] == summary["best_holdout_bce"]
+
+
+def test_fit_without_data_is_a_clear_error(tmp_path: Path, init: Path) -> None:
+    with pytest.raises(ConfigError, match="run generate first"):
+        fit(init, tmp_path / "nothing", tmp_path / "fit", progress=False)

@@ -1,0 +1,272 @@
+"""Self-labelled refinement: train the network towards its own 2-ply evaluations.
+
+What gnubg did after its first TD network, on this machine's budget:
+
+1. **Positions** (``generate``): the current network plays itself at 1-ply,
+   ``parallel`` games in lock-step, with a small share of random moves
+   (``explore``) so that the sample also holds the odd positions a search
+   meets; every position before a roll (side on roll's view) is kept with
+   probability ``keep``, which thins out the strong correlation of
+   consecutive positions.  Finished games and exact bear-offs (both sides
+   home, in the database: play answers them exactly) are left out.
+2. **Labels** (same step): each position's five probabilities looked one
+   roll ahead, :func:`bgbot.engine.search.lookahead_probs` at depth 1 (the
+   average over the 21 rolls of the mover's best play, each valued by the
+   network with exact bear-offs from the database; XG's 2-ply value of the
+   position before the roll).  About 420 network evaluations a position.
+   Positions and labels go to ``DIR/data/chunk-NNNNN.npz`` one chunk at a
+   time, written atomically; chunk ``k`` is seeded by ``(seed, k)`` so a
+   killed run resumes at the first missing chunk and makes the same data.
+3. **Fit** (``fit``): minibatch Adam on the binary cross-entropy between the
+   network's sigmoid outputs and the labels, starting from the network that
+   made the labels, a held-out share of chunks scored every epoch; the best
+   epoch (held-out loss) is saved as a checkpoint ``python -m training.ship``
+   can publish.
+
+A round is generate + fit; the next round labels with the refined network.
+The loss is the same one self-play TD uses, only the target changes from a
+lambda-return of one game to an expectation over every roll, which has far
+less variance.
+
+    python -m training.refine generate --model checkpoints/bgbot-default.pt --out runs/refine1 --chunks 100
+    python -m training.refine fit --init checkpoints/bgbot-default.pt --data runs/refine1 --out runs/refine1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from tqdm import tqdm
+
+from bgbot.engine.search import BearoffEvaluator, lookahead_probs
+from bgbot.errors import CheckpointError, ConfigError
+from bgbot.eval.encoding import encode
+from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
+from bgbot.eval.models import load_model
+from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
+from bgbot.rules.dice import reroll_opening_doubles
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.position import Position
+
+START = np.asarray(Position.start().board, dtype=np.int8)
+MAX_TURNS = 400
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """How positions are sampled and labelled (stored in every chunk)."""
+
+    seed: int = 1
+    chunk_size: int = 8192  # labelled positions a chunk
+    parallel: int = 512  # self-play games in lock-step
+    explore: float = 0.05  # share of random moves in the sampling games
+    keep: float = 0.25  # probability that a position before a roll is kept
+    depth: int = 1  # lookahead of the label: 1 = XG 2-ply
+
+
+def _chunk_path(out: Path, k: int) -> Path:
+    return out / "data" / f"chunk-{k:05d}.npz"
+
+
+def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.random.Generator) -> NDArray[np.int8]:
+    """``(chunk_size, 26)`` positions before a roll, each from its side on roll's view, from 1-ply self-play."""
+    g = cfg.parallel
+    boards = np.tile(START, (g, 1))
+    turn = np.zeros(g, dtype=np.int64)
+    got: list[NDArray[np.int8]] = []
+    n = 0
+    db = evaluator.db
+    while n < cfg.chunk_size:
+        keep = rng.random(g) < cfg.keep
+        if keep.any():
+            cand = boards[keep]
+            done, _ = terminal_probs(cand)
+            exact = db.is_bearoff(cand)
+            cand = cand[~done & ~exact]
+            got.append(cand)
+            n += len(cand)
+        dice = reroll_opening_doubles(rng, rng.integers(1, 7, size=(g, 2)), turn == 0)
+        succ, parent = successors_batch(boards, dice)
+        value = -equity(evaluator(succ))
+        wild = rng.random(g) < cfg.explore
+        value = np.where(wild[parent], rng.random(len(value)), value)
+        choice = segment_argmax(value, parent, g)
+        boards = succ[choice]
+        turn += 1
+        ended, _ = terminal_probs(boards)
+        ended |= turn >= MAX_TURNS
+        boards[ended] = START
+        turn[ended] = 0
+    return np.concatenate(got)[: cfg.chunk_size]
+
+
+def generate(model: str | Path, out: str | Path, chunks: int, cfg: GenerateConfig, *, progress: bool = True) -> int:
+    """Write chunks ``0 .. chunks-1`` that are missing under ``out/data``; returns how many were written."""
+    out = Path(out)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    for tmp in (out / "data").glob("*.tmp*"):
+        tmp.unlink(missing_ok=True)
+    meta_path = out / "generate.json"
+    meta = {"model": str(model), "config": cfg.__dict__}
+    if meta_path.exists():
+        old = json.loads(meta_path.read_text())
+        if old != meta:
+            raise ConfigError(f"{str(out)!r} holds data made with {old}, not {meta}: choose another --out")
+    else:
+        _atomic_text(meta_path, json.dumps(meta, indent=1) + "\n")
+    evaluator = BearoffEvaluator(NetEvaluator(load_model(model).net))
+    todo = [k for k in range(chunks) if not _chunk_path(out, k).exists()]
+    bar = tqdm(total=chunks, initial=chunks - len(todo), unit="chunk", desc="label", disable=not progress)
+    for k in todo:
+        rng = np.random.default_rng([cfg.seed, k])
+        t0 = time.perf_counter()
+        boards = sample_positions(evaluator, cfg, rng)
+        labels = lookahead_probs(evaluator, boards, cfg.depth).astype(np.float32)
+        path = _chunk_path(out, k)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, boards=boards, labels=labels, seconds=np.float64(time.perf_counter() - t0))
+        os.replace(tmp, path)
+        bar.update(1)
+    bar.close()
+    return len(todo)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32], NDArray[np.int64]]:
+    """Every chunk under ``data/data``: boards, labels and the chunk number of each row."""
+    files = sorted((Path(data) / "data").glob("chunk-*.npz"))
+    if not files:
+        raise ConfigError(f"no chunk-*.npz under {str(Path(data) / 'data')!r}: run generate first")
+    xs, ys, ks = [], [], []
+    for f in files:
+        with np.load(f, allow_pickle=False) as z:
+            xs.append(z["boards"].astype(np.int8))
+            ys.append(z["labels"].astype(np.float32))
+        ks.append(np.full(len(xs[-1]), int(f.stem.split("-")[1]), dtype=np.int64))
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ks)
+
+
+def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor) -> float:
+    with torch.inference_mode():
+        return float(torch.nn.functional.binary_cross_entropy_with_logits(net(x), y, reduction="mean"))
+
+
+def fit(
+    init: str | Path,
+    data: str | Path | list[str | Path],
+    out: str | Path,
+    *,
+    epochs: int = 4,
+    lr: float = 3e-5,
+    batch: int = 128,
+    holdout: float = 0.05,
+    seed: int = 1,
+    threads: int = 1,
+    progress: bool = True,
+) -> dict[str, object]:
+    """Fit ``init``'s network to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch)."""
+    if threads:
+        set_torch_threads(threads)
+    torch.manual_seed(seed)
+    start = load_checkpoint(init)
+    net = start.net.train()
+    version = net.spec.encoding_version
+    dirs = data if isinstance(data, list) else [data]
+    parts = [load_chunks(d) for d in dirs]
+    boards = np.concatenate([p[0] for p in parts])
+    labels = np.concatenate([p[1] for p in parts])
+    chunk = np.concatenate([p[2] + 100_000 * i for i, p in enumerate(parts)])
+    rng = np.random.default_rng(seed)
+    ids = np.unique(chunk)
+    n_hold = max(1, round(holdout * len(ids))) if len(ids) > 1 else 0
+    hold_ids = rng.choice(ids, size=n_hold, replace=False) if n_hold else np.zeros(0, dtype=np.int64)
+    hold = np.isin(chunk, hold_ids)
+    if n_hold == 0:  # one chunk: hold out 5% of its rows
+        hold = rng.random(len(boards)) < holdout
+    xtr, ytr = boards[~hold], labels[~hold]
+    xho = torch.from_numpy(encode(boards[hold], version))
+    yho = torch.from_numpy(labels[hold])
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    history = [{"epoch": 0, "holdout_bce": _bce(net, xho, yho)}]
+    best = history[0]["holdout_bce"]
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="mean")
+    best_path = out / "refined.pt"
+    base_games = int(start.data.get("games_trained", 0))
+    for ep in range(1, epochs + 1):
+        order = rng.permutation(len(xtr))
+        net.train()
+        total = 0.0
+        bar = tqdm(range(0, len(order), batch), desc=f"fit epoch {ep}", unit="batch", disable=not progress,
+                   leave=False)
+        for lo in bar:
+            sel = order[lo : lo + batch]
+            x = torch.from_numpy(encode(xtr[sel], version))
+            y = torch.from_numpy(ytr[sel])
+            loss = loss_fn(net(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(sel)
+        net.eval()
+        rec = {"epoch": ep, "train_bce": total / max(len(xtr), 1), "holdout_bce": _bce(net, xho, yho)}
+        history.append(rec)
+        print(json.dumps(rec), flush=True)
+        if rec["holdout_bce"] < best:
+            best = rec["holdout_bce"]
+            save_checkpoint(
+                best_path, net, config={**start.data.get("config", {}), "refined": {
+                    "init": str(init), "data": [str(d) for d in dirs], "epochs": ep, "lr": lr, "batch": batch,
+                    "positions": len(xtr), "seed": seed}},
+                games_trained=base_games, last_eval="",
+            )
+    summary = {"init": str(init), "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
+               "history": history, "best_holdout_bce": best}
+    _atomic_text(out / "fit.json", json.dumps(summary, indent=1) + "\n")
+    if not best_path.exists():
+        raise CheckpointError(f"no epoch improved the held-out loss of {str(init)!r}: nothing written")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="sample self-play positions and label them at 2-ply")
+    g.add_argument("--model", required=True, help="model to play and label with (.npz or .pt)")
+    g.add_argument("--out", required=True)
+    g.add_argument("--chunks", type=int, required=True)
+    for key, val in GenerateConfig().__dict__.items():
+        g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=val)
+    f = sub.add_parser("fit", help="fit a checkpoint to the labels")
+    f.add_argument("--init", required=True)
+    f.add_argument("--data", required=True, nargs="+")
+    f.add_argument("--out", required=True)
+    f.add_argument("--epochs", type=int, default=4)
+    f.add_argument("--lr", type=float, default=3e-5)
+    f.add_argument("--batch", type=int, default=128)
+    f.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.cmd == "generate":
+        cfg = GenerateConfig(**{k: getattr(args, k) for k in GenerateConfig().__dict__})
+        generate(args.model, args.out, args.chunks, cfg)
+    else:
+        print(json.dumps(fit(args.init, args.data, args.out, epochs=args.epochs, lr=args.lr, batch=args.batch,
+                             seed=args.seed), indent=1))
+
+
+if __name__ == "__main__":
+    main()
