@@ -21,8 +21,32 @@ if TYPE_CHECKING:
 DEFAULT_RUN_DIR = "runs/default"
 
 
+def _import_training() -> None:
+    """Make the trainer importable: ``training/`` is not installed, it lives next to ``bgbot/`` in a clone.
+
+    An editable install (``pip install -e .``) finds it there; a wheel install
+    has no trainer and says how to get one.  torch is the ``train`` extra.
+    """
+    import importlib.util
+
+    import bgbot
+
+    if importlib.util.find_spec("torch") is None:
+        raise ConfigError("training needs torch, which is not installed: pip install torch==2.13.0 "
+                          "&& pip install -e '.[train]' (in a clone of the repository)")
+    if importlib.util.find_spec("training") is None:
+        root = Path(bgbot.__file__).resolve().parents[1]
+        if not (root / "training" / "selfplay.py").is_file():
+            raise ConfigError(f"training runs from a clone of the repository (training/ next to bgbot/), "
+                              f"not from an installed wheel ({str(root)!r} has no training/): git clone the "
+                              f"repository and pip install -e '.[train]' there")
+        sys.path.insert(0, str(root))
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from bgbot.config import load_config, parse_overrides
+
+    _import_training()
     from training.config import TrainConfig
     from training.selfplay import run
 
@@ -148,7 +172,9 @@ def _cmd_move(args: argparse.Namespace) -> int:
     engine = _load_engine(args)
     analysis = engine.best_move(pos, dice, ply, cs, cubeless=args.cubeless)
     if args.json:
-        print(json.dumps({"engine": engine.describe(), **analysis.to_dict()}, indent=2))
+        from bgbot.engine.answers import move_answer
+
+        print(json.dumps(move_answer(engine, analysis), indent=2))
         return 0
     print(position_ids(pos, state, dice=dice, doubled=False))
     print(f"Dice {dice[0]}{dice[1]}, {ply}-ply, {len(analysis)} legal moves; {engine.describe()}")
@@ -163,7 +189,7 @@ def _cmd_move(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import json
 
-    from bgbot.engine.api import position_ids, probs_dict
+    from bgbot.engine.api import position_ids
     from bgbot.engine.search import check_ply
     from bgbot.eval.evaluate import equity
     from bgbot.formats.parse import parse_position_and_state
@@ -174,8 +200,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     probs = engine.evaluate(pos, ply)
     eq = float(equity(probs))
     if args.json:
-        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
-                          "probs": probs_dict(probs), "equity": eq}, indent=2))
+        from bgbot.engine.answers import eval_answer
+
+        print(json.dumps(eval_answer(engine, pos, ply, probs), indent=2))
         return 0
     w, wg, wbg, lg, lbg = (float(v) for v in probs)
     print(position_ids(pos, state))
@@ -187,23 +214,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState:
     """The cube and score from the side on roll: the position's own (XGID, Match ID, FIBS board), then the options."""
-    from bgbot.rules.matchstate import CubeState
+    from bgbot.engine.answers import resolve_cube_state
 
-    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
-    if state is not None:
-        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
-        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
-        crawford, jacoby = state.crawford, state.jacoby and state.is_money
-    if args.match is not None and args.score is None:
-        score = (0, 0)  # a new match length makes the position's score meaningless
-    return CubeState(
-        cube if args.cube is None else args.cube,
-        owner if args.owner is None else args.owner,
-        match if args.match is None else args.match,
-        score if args.score is None else args.score,
-        crawford or args.crawford,
-        jacoby or args.jacoby,
-    )
+    return resolve_cube_state(state, cube=args.cube, owner=args.owner, match=args.match, score=args.score,
+                              crawford=args.crawford, jacoby=args.jacoby)
 
 
 def _cube_options(s: argparse.ArgumentParser) -> None:
@@ -216,10 +230,9 @@ def _cube_options(s: argparse.ArgumentParser) -> None:
 
 
 def _cmd_cube(args: argparse.Namespace) -> int:
-    import dataclasses
     import json
 
-    from bgbot.engine.api import describe_action, position_ids, probs_dict
+    from bgbot.engine.api import describe_action, position_ids
     from bgbot.engine.search import check_ply
     from bgbot.eval.evaluate import equity
     from bgbot.formats.parse import parse_position_and_state
@@ -233,11 +246,9 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     x = engine.cube_efficiency(pos)
     d = engine.cube_action(pos, cs, ply=ply, x=x, probs=probs)
     if args.json:
-        print(json.dumps({"engine": engine.describe(), "position": pos.gnubg_id(), "ply": ply,
-                          "cube": {"value": cube, "owner": owner}, "match": match, "score": list(score),
-                          "crawford": crawford, "jacoby": jacoby, "x": x, "probs": probs_dict(probs),
-                          "cubeless_equity": float(equity(probs)), "decision_text": describe_action(d, owner),
-                          **dataclasses.asdict(d)}, indent=2))
+        from bgbot.engine.answers import cube_answer
+
+        print(json.dumps(cube_answer(engine, pos, ply, cs, probs, x, d), indent=2))
         return 0
     print(position_ids(pos, state))
     where = "money game" + (", Jacoby rule" if jacoby else "") if match == 0 else (
