@@ -109,3 +109,14 @@ class Forfeit(Exception):
 
 class QuitSession(Exception):
     """The person asked to leave (``quit`` or end of input); not a fault, so no forfeit is recorded."""
+
+
+# ---- heavy work: executors and their journals (issue 13) --------------------
+
+
+class ExecutorError(BgbotError):
+    """A bad executor (``--executor``), worker count, or a cluster that cannot be reached or lacks Ray."""
+
+
+class JournalError(BgbotError):
+    """A results folder (``--resume DIR``) that holds another run or cannot be used."""
