@@ -120,3 +120,12 @@ class ExecutorError(BgbotError):
 
 class JournalError(BgbotError):
     """A results folder (``--resume DIR``) that holds another run or cannot be used."""
+
+
+class RecordError(BgbotError):
+    """A game record (``.mat`` or ``.sgf``) that cannot be read or replayed; the message names the file and
+    line and quotes the line."""
+
+
+class RecordMoveError(RecordError):
+    """A game record whose move is not a legal play (or whose cube action breaks the rules) when replayed."""
