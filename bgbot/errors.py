@@ -129,3 +129,7 @@ class RecordError(BgbotError):
 
 class RecordMoveError(RecordError):
     """A game record whose move is not a legal play (or whose cube action breaks the rules) when replayed."""
+
+
+class RequestLimitError(BgbotError):
+    """A request beyond the limits of ``bgbot serve``: too large, too deep a ply, too slow, or too many at once."""
