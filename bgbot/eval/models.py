@@ -63,6 +63,13 @@ def load_model(path: str | os.PathLike[str] | None = None) -> LoadedModel:
     if target.suffix == ".npz":
         net, meta = read_npz(target)
         return LoadedModel(net, target, meta)
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise CheckpointError(
+            f"{str(target)!r} is a torch training checkpoint and torch is not installed: play its numpy export "
+            f"(python -m training.ship RUN_DIR writes one) or pip install torch==2.13.0"
+        )
     from bgbot.eval.nets import load_checkpoint, to_numpy  # torch: a training checkpoint
 
     ckpt = load_checkpoint(target)

@@ -183,6 +183,10 @@ def _one_thread_if_torch(*specs: BotSpec) -> contextlib.AbstractContextManager[N
     """
     if not any(s.kind == "bgbot" and str(s.get("checkpoint", "")).endswith(".pt") for s in specs):
         return contextlib.nullcontext()
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # loading the checkpoint will say what to install
+        return contextlib.nullcontext()
     from bgbot.eval.nets import torch_threads
 
     return torch_threads(1)

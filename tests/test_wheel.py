@@ -1,0 +1,93 @@
+"""The wheel is what a user installs: the model inside, no trainer, no torch needed to play."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from a copy of the working tree's files (the checkout itself is left untouched)."""
+    src = tmp_path_factory.mktemp("src") / "bgbot"
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True,
+        text=True, check=True,
+    ).stdout.split("\n")
+    for f in filter(None, files):
+        if (ROOT / f).is_file() and not f.startswith(("checkpoints/", "tests/")):
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, src / f)
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)],
+        check=True, capture_output=True, timeout=300,
+    )
+    (whl,) = out.glob("bgbot-*.whl")
+    return whl
+
+
+def test_the_wheel_holds_the_model_and_no_trainer(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "bgbot/data/models/bgbot-default.npz" in names
+    assert "bgbot/data/bearoff-v1.npz" in names and "bgbot/py.typed" in names
+    assert not [n for n in names if n.startswith(("training/", "checkpoints/", "tests/"))]
+    assert wheel.stat().st_size < 5_000_000
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    requires = [line for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()
+                if line.startswith("Requires-Dist:")]
+    torch_lines = [line for line in requires if "torch" in line]
+    assert torch_lines and all("extra ==" in line for line in torch_lines)  # torch only with an extra
+
+
+def _run_installed(target: Path, cwd: Path, code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_an_installed_wheel_plays_from_anywhere_without_torch(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+                    str(target), str(wheel)], check=True, capture_output=True, timeout=300)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = (
+        "import sys, bgbot\n"
+        "from bgbot.cli.main import main\n"
+        "print('FILE', bgbot.__file__)\n"
+        "rc = main(['move', '4HPwATDgc/ABMA', '31'])\n"
+        "print('TORCH', 'torch' in sys.modules, 'RC', rc)\n"
+    )
+    proc = _run_installed(target, elsewhere, code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"FILE {target}" in proc.stdout  # the wheel's copy, not the checkout's
+    assert "8/5 6/5" in proc.stdout.split("\n", 3)[-1]
+    assert "TORCH False RC 0" in proc.stdout
+    # the trainer is not in the wheel: `bgbot train` says where training runs instead of a traceback
+    proc = _run_installed(target, elsewhere, "from bgbot.cli.main import main; raise SystemExit(main(['train']))")
+    assert proc.returncode == 2
+    assert "training runs from a clone of the repository" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_torch_checkpoint_without_torch_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib.util
+
+    from bgbot.errors import CheckpointError
+    from bgbot.eval.models import load_model
+
+    ckpt = tmp_path / "run.pt"
+    ckpt.write_bytes(b"PK")  # never read: the missing torch is found first
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(CheckpointError, match=r"torch training checkpoint and torch is not installed"):
+        load_model(ckpt)
