@@ -1,0 +1,469 @@
+"""Heavy work split into seeded tasks, run on local processes or on a Ray cluster, with a resumable journal.
+
+A :class:`Task` is idempotent and seeded: ``(kind, model hash, payload, seed) -> result``.  ``kind`` names
+the function that does the work (``"bgbot.engine.rollout:rollout_task"``); it is called on a worker as
+``fn(evaluator, payload, seed)`` with the network the hash names, and returns a JSON-ready dict.  Nothing
+else reaches the worker, so the result of a task depends on the task alone: the same tasks give the same
+results whatever runs them and however many workers share them.  (How the work is cut into tasks is the
+caller's business and must not depend on the number of workers; rollouts cut by trial numbers.)
+
+Executors (:func:`parse_executor`):
+
+* ``local`` (the default): a pool of ``workers`` spawned processes (default: every core); with one worker
+  the tasks run in this process.  The model reaches each process once, at its start.
+* ``ray``: the same tasks as Ray tasks (``pip install -e ".[ray]"``), on the cluster ``ray.init()`` finds
+  (``$RAY_ADDRESS``, or a new local one), or on the one already initialised in this process;
+  ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (a cluster's GCS address) names one.  The model goes
+  into the object store once (``ray.put``) and every task carries only its reference; a worker loads it
+  once and keeps it by hash.
+
+A :class:`Journal` (a results folder) makes a run resumable: every finished task is written there at once,
+atomically (temporary file + rename), as JSON; a run given the same folder again takes the finished tasks
+from it and runs only the others.  The folder's ``manifest.json`` names the run (a hash of every task), so
+a folder holding another run is refused rather than mixed in.
+
+The engine layer owns this module; it imports nothing above it (the evaluator comes from :mod:`bgbot.eval`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import importlib
+import json
+import multiprocessing as mp
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bgbot.errors import ExecutorError, JournalError, quote_input
+
+if TYPE_CHECKING:
+    from bgbot.eval.evaluate import Evaluator
+    from bgbot.eval.inference import NumpyNet
+
+__all__ = [
+    "ExecutorSpec",
+    "Journal",
+    "ModelBlob",
+    "Task",
+    "default_workers",
+    "parse_executor",
+    "run_tasks",
+]
+
+JOURNAL_FORMAT = "bgbot-journal-1"
+_KIND_PREFIXES = ("bgbot.", "training.")  # task functions live in this project only
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------------------
+# the model, shipped by hash
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelBlob:
+    """A network as the bytes of an ``.npz`` model file (:mod:`bgbot.eval.inference`), named by its hash.
+
+    ``hash`` is the SHA-256 of the network's description and weights (not of the file, whose zip headers
+    carry times), so the same weights have the same hash wherever they were saved.  ``bearoff``: answer
+    bear-off positions from the exact database, as :class:`~bgbot.engine.search.BearoffEvaluator`.
+    """
+
+    data: bytes = field(repr=False)
+    hash: str
+    bearoff: bool = True
+
+    @classmethod
+    def from_net(cls, net: NumpyNet, *, bearoff: bool = True) -> ModelBlob:
+        """The blob of an in-memory numpy network."""
+        from bgbot.eval.inference import save_npz
+
+        with tempfile.TemporaryDirectory(prefix="bgbot-model-") as tmp:
+            path = save_npz(Path(tmp) / "model.npz", net)
+            data = path.read_bytes()
+        return cls(data, net_hash(net), bearoff)
+
+    def evaluator(self) -> Evaluator:
+        """The evaluator this blob describes (the network, with the bear-off database if ``bearoff``)."""
+        return _cached_evaluator(self.hash, self.data, self.bearoff)
+
+
+def net_hash(net: NumpyNet) -> str:
+    """SHA-256 (hex) of a numpy network's spec and weights."""
+    h = hashlib.sha256()
+    h.update(json.dumps([net.spec.encoding_version, list(net.spec.hidden), net.spec.activation]).encode())
+    for w, b in net.layers:
+        for a in (w, b):
+            arr = np.ascontiguousarray(a, dtype=np.float32)
+            h.update(str(arr.shape).encode())
+            h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+_EVALUATORS: dict[tuple[str, bool], Evaluator] = {}
+
+
+def _cached_evaluator(model_hash: str, data: bytes, bearoff: bool) -> Evaluator:
+    """Load a blob once per process (a worker keeps what it loaded, by hash)."""
+    key = (model_hash, bearoff)
+    ev = _EVALUATORS.get(key)
+    if ev is None:
+        from bgbot.engine.search import BearoffEvaluator
+        from bgbot.eval.evaluate import NetEvaluator
+        from bgbot.eval.inference import read_npz
+
+        with tempfile.TemporaryDirectory(prefix="bgbot-model-") as tmp:
+            path = Path(tmp) / "model.npz"
+            path.write_bytes(data)
+            net, _ = read_npz(path)  # allow_pickle=False: a blob is never unpickled
+        if net_hash(net) != model_hash:
+            raise ExecutorError(f"the model shipped as {model_hash[:12]!r} does not have that hash")
+        base = NetEvaluator(net)
+        ev = BearoffEvaluator(base) if bearoff else base
+        _EVALUATORS[key] = ev
+    return ev
+
+
+# ---------------------------------------------------------------------------
+# tasks
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """One seeded unit of work: ``kind(evaluator, payload, seed) -> dict`` on the network ``model_hash``.
+
+    ``kind`` is ``"module:function"`` inside bgbot (or training); ``payload`` is JSON-ready (lists, dicts,
+    numbers, text).  ``key`` is a hash of all four, the task's name in a journal.
+    """
+
+    kind: str
+    model_hash: str
+    payload: dict[str, Any]
+    seed: int
+
+    def __post_init__(self) -> None:
+        module, _, name = self.kind.partition(":")
+        if not name or not module.startswith(_KIND_PREFIXES):
+            raise ExecutorError(f"a task kind is 'bgbot.module:function', got {quote_input(self.kind)}")
+
+    @property
+    def key(self) -> str:
+        """SHA-256 (hex) of the task's kind, model hash, payload and seed."""
+        text = json.dumps([self.kind, self.model_hash, self.payload, self.seed], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _task_function(kind: str) -> Callable[[Evaluator, dict[str, Any], int], dict[str, Any]]:
+    module, _, name = kind.partition(":")
+    fn = getattr(importlib.import_module(module), name, None)
+    if not callable(fn):
+        raise ExecutorError(f"task kind {kind!r} names no function")
+    return fn  # type: ignore[no-any-return]
+
+
+def run_task(task: Task, evaluator: Evaluator) -> dict[str, Any]:
+    """Run one task here, on ``evaluator`` (which must be the network ``task.model_hash`` names)."""
+    return _task_function(task.kind)(evaluator, task.payload, task.seed)
+
+
+# worker side of the local pool: the blob arrives once, with the process
+_WORKER_BLOB: ModelBlob | None = None
+
+
+def _pool_init(blob: ModelBlob) -> None:
+    global _WORKER_BLOB
+    _WORKER_BLOB = blob
+
+
+def _pool_run(task: Task) -> dict[str, Any]:
+    blob = _WORKER_BLOB
+    if blob is None or blob.hash != task.model_hash:
+        raise ExecutorError(f"worker has no model {task.model_hash[:12]!r}")
+    return run_task(task, blob.evaluator())
+
+
+def _ray_run(task: Task, data: bytes, bearoff: bool) -> dict[str, Any]:
+    """A Ray task's body: ``data`` is the model blob's bytes, resolved from the object store by Ray."""
+    return run_task(task, _cached_evaluator(task.model_hash, data, bearoff))
+
+
+# ---------------------------------------------------------------------------
+# executors
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """Where tasks run: ``kind`` ``'local'`` or ``'ray'``; ``address`` for Ray (None: ``ray.init()``'s default)."""
+
+    kind: str = "local"
+    address: str | None = None
+
+    def describe(self) -> str:
+        """``local`` or ``ray`` / ``ray (ADDRESS)``."""
+        return self.kind if self.address is None else f"{self.kind} ({self.address})"
+
+
+def parse_executor(text: str | ExecutorSpec | None) -> ExecutorSpec:
+    """``local``, ``ray``, ``ray://HOST:PORT``, ``HOST:PORT`` (a Ray cluster) or ``auto`` (Ray's own lookup)."""
+    if isinstance(text, ExecutorSpec):
+        return text
+    if text is None or text == "local":
+        return ExecutorSpec()
+    if not isinstance(text, str) or not text.strip():
+        raise ExecutorError(f"executor must be local, ray, ray://HOST:PORT or HOST:PORT, got {quote_input(text)}")
+    t = text.strip()
+    if t == "ray":
+        return ExecutorSpec("ray")
+    if t == "auto" or t.startswith("ray://"):
+        if t.startswith("ray://") and not t[6:]:
+            raise ExecutorError(f"ray:// needs HOST:PORT, got {quote_input(text)}")
+        return ExecutorSpec("ray", t)
+    host, sep, port = t.rpartition(":")
+    if sep and host and port.isascii() and port.isdigit() and 0 < int(port) < 65536:
+        return ExecutorSpec("ray", t)
+    raise ExecutorError(f"executor must be local, ray, ray://HOST:PORT or HOST:PORT, got {quote_input(text)}")
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ExecutorError(
+            "the Ray executor needs Ray: pip install -e '.[ray]' (or run with --executor local)"
+        ) from None
+    return ray
+
+
+def _ray_ready(spec: ExecutorSpec) -> Any:
+    ray = _import_ray()
+    if not ray.is_initialized():
+        try:
+            ray.init(address=spec.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+            raise ExecutorError(f"cannot reach the Ray cluster {spec.address or '(default)'!r}: {exc}") from None
+    return ray
+
+
+# ---------------------------------------------------------------------------
+# the journal
+# ---------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Journal:
+    """A results folder: ``manifest.json`` (the run) and one ``task-NNNNNN.json`` per finished task.
+
+    ``Journal(folder, tasks, about)`` opens or starts the journal of the run ``tasks``; a folder that holds
+    another run raises :class:`~bgbot.errors.JournalError`.  ``about`` (JSON-ready) is stored in the
+    manifest for people reading it.  Left-over temporary files of a killed write are removed.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], tasks: Sequence[Task], about: dict[str, Any] | None = None):
+        self.folder = Path(folder)
+        self.keys = [t.key for t in tasks]
+        run = hashlib.sha256("".join(self.keys).encode()).hexdigest()
+        manifest = self.folder / "manifest.json"
+        if self.folder.exists() and not self.folder.is_dir():
+            raise JournalError(f"results folder {str(self.folder)!r} is a file")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if manifest.exists():
+            try:
+                old = json.loads(manifest.read_text())
+            except (OSError, ValueError) as exc:
+                raise JournalError(f"results folder {str(self.folder)!r}: unreadable manifest.json: {exc}") from None
+            if not isinstance(old, dict) or old.get("format") != JOURNAL_FORMAT or old.get("run") != run:
+                raise JournalError(
+                    f"results folder {str(self.folder)!r} holds another run (other position, settings, seed or "
+                    "model): use a new folder"
+                )
+        else:
+            if any(self.folder.glob("task-*.json")):
+                raise JournalError(f"results folder {str(self.folder)!r} holds task files but no manifest.json")
+            _write_atomic(
+                manifest,
+                json.dumps(
+                    {"format": JOURNAL_FORMAT, "run": run, "tasks": len(self.keys), "about": about or {}}, indent=1
+                ),
+            )
+        for tmp in self.folder.glob("*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+    def _path(self, index: int) -> Path:
+        return self.folder / f"task-{index:06d}.json"
+
+    def get(self, index: int) -> dict[str, Any] | None:
+        """The stored result of task ``index``, or None (not finished, or a file of another task)."""
+        path = self._path(index)
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None  # a damaged file: run the task again
+        if not isinstance(data, dict) or data.get("key") != self.keys[index]:
+            return None
+        result = data.get("result")
+        return result if isinstance(result, dict) else None
+
+    def put(self, index: int, result: dict[str, Any]) -> None:
+        """Store the result of task ``index`` (atomically)."""
+        _write_atomic(self._path(index), json.dumps({"key": self.keys[index], "result": result}))
+
+
+# ---------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RunStats:
+    """What a :func:`run_tasks` call did: tasks run, tasks taken from the journal, bytes sent per task."""
+
+    executed: int = 0
+    resumed: int = 0
+    task_bytes: list[int] = field(default_factory=list)
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    blob: ModelBlob | None,
+    *,
+    executor: str | ExecutorSpec | None = "local",
+    workers: int | None = None,
+    journal: Journal | None = None,
+    evaluator: Evaluator | None = None,
+    stats: RunStats | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Run ``tasks``, yielding ``(index, result)`` as each finishes (journal hits first, then in any order).
+
+    ``blob`` is the network every task names (all tasks share one model); ``evaluator`` may be given to
+    run in this process without a blob (one local worker only).  Closing the iterator early (a caller
+    that has enough) cancels the tasks not started.  Errors inside a task propagate.
+    """
+    spec = parse_executor(executor)
+    n_workers = default_workers() if workers is None else workers
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise ExecutorError(f"workers must be a whole number >= 1, got {quote_input(workers)}")
+    st = stats if stats is not None else RunStats()
+    todo: list[int] = []
+    for i in range(len(tasks)):
+        done = journal.get(i) if journal is not None else None
+        if done is None:
+            todo.append(i)
+        else:
+            st.resumed += 1
+            yield i, done
+    if not todo:
+        return
+    if blob is None and (spec.kind != "local" or n_workers > 1 or evaluator is None):
+        raise ExecutorError("only an in-memory network given: it runs in this process (one local worker)")
+    if blob is not None and any(tasks[i].model_hash != blob.hash for i in todo):
+        raise ExecutorError("every task must name the model shipped with it")
+
+    def finished(i: int, result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if journal is not None:
+            journal.put(i, result)
+        st.executed += 1
+        return i, result
+
+    if spec.kind == "local" and n_workers == 1:
+        ev = evaluator if evaluator is not None else blob.evaluator()  # type: ignore[union-attr]
+        for i in todo:
+            yield finished(i, run_task(tasks[i], ev))
+        return
+    if spec.kind == "local":
+        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, n_workers, st))  # type: ignore[arg-type]
+        return
+    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, n_workers, st))  # type: ignore[arg-type]
+
+
+def _task_size(task: Task) -> int:
+    import pickle
+
+    return len(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _run_pool(
+    tasks: Sequence[Task], todo: list[int], blob: ModelBlob, n_workers: int, st: RunStats
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
+    pool = cf.ProcessPoolExecutor(
+        max_workers=min(n_workers, len(todo)), mp_context=ctx, initializer=_pool_init, initargs=(blob,)
+    )
+    try:
+        futures = {}
+        for i in todo:
+            st.task_bytes.append(_task_size(tasks[i]))
+            futures[pool.submit(_pool_run, tasks[i])] = i
+        for fut in cf.as_completed(futures):
+            yield futures[fut], fut.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_ray(
+    spec: ExecutorSpec, tasks: Sequence[Task], todo: list[int], blob: ModelBlob, n_workers: int, st: RunStats
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    ray = _ray_ready(spec)
+    remote = ray.remote(num_cpus=1, max_retries=3)(_ray_run)
+    data_ref = ray.put(blob.data)  # once: every task carries the reference only
+    cpus = int(ray.cluster_resources().get("CPU", n_workers))
+    window = max(2 * cpus, 2)  # tasks in flight: enough to keep the cluster busy, few to waste on an early stop
+    pending: dict[Any, int] = {}
+    queue = list(todo)
+    try:
+        while queue or pending:
+            while queue and len(pending) < window:
+                i = queue.pop(0)
+                st.task_bytes.append(_task_size(tasks[i]))
+                pending[remote.remote(tasks[i], data_ref, blob.bearoff)] = i
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                i = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                    raise cause from None
+                yield i, result
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+def blob_bytes_per_task(blob: ModelBlob) -> int:
+    """Size of the model blob (sent once per process with local workers, once per node with Ray)."""
+    return len(blob.data)
+
+
+def to_json_floats(a: np.ndarray) -> list[Any]:
+    """A float array as nested lists (JSON keeps float64 exactly: ``repr`` round-trips)."""
+    return np.asarray(a, dtype=np.float64).tolist()  # type: ignore[no-any-return]
