@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import BgbotError, ConfigError, ascii_int
 
 if TYPE_CHECKING:
@@ -489,6 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_build_bearoff)
 
     _add_engine_commands(sub)
+    add_rollout_parser(sub)
     _add_pit_commands(sub)
     _add_chouette_command(sub)
 
