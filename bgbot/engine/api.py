@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from bgbot.engine.met import MatchEquityTable
+    from bgbot.engine.rollout import RolloutResult, RolloutSettings
     from bgbot.engine.search import Chooser
     from bgbot.eval.bearoff import BearoffDB
     from bgbot.eval.nets import ValueNet
@@ -298,6 +299,27 @@ class Engine:
     def chooser(self, ply: int = 1) -> Chooser:
         """A :mod:`bgbot.play.duel` chooser playing this engine's best move at ``ply``, batched over games."""
         return search_chooser(self.evaluator, ply, self.filters)
+
+    def rollout(
+        self,
+        pos: Position | str,
+        dice: object = None,
+        state: CubeState | MatchState | None = None,
+        settings: RolloutSettings | None = None,
+        **options: Any,
+    ) -> RolloutResult:
+        """Roll out ``pos`` (side on roll's view) before its roll, or the top plays of ``dice``; results from
+        the side on roll.  ``settings``: :class:`~bgbot.engine.rollout.RolloutSettings`; ``options``: ``top``,
+        ``preselect_ply``, ``executor``, ``workers``, ``resume``, ``progress`` (see
+        :func:`bgbot.engine.rollout.engine_rollout`).
+        """
+        from bgbot.engine.rollout import RolloutSettings, engine_rollout
+        from bgbot.rules.dice import parse_dice
+
+        p = _as_position(pos)
+        cs = self.cube_state(state) if not isinstance(state, MatchState) else CubeState.of(state)
+        d = None if dice is None else parse_dice(dice)
+        return engine_rollout(self, p, d, cs, settings or RolloutSettings(), **options)
 
 
 def position_ids(pos: Position, state: MatchState | None = None, **fields: object) -> str:
