@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bgbot.rules.matchstate import CubeState, MatchState
 
 __all__ = ["add_parser"]
 
@@ -28,8 +31,7 @@ def _positive_float(text: str) -> float:
 def _cmd_rollout(args: argparse.Namespace) -> int:
     import json
 
-    from bgbot.cli.main import _cube_state, _load_engine
-    from bgbot.engine.api import position_ids
+    from bgbot.engine.api import Engine, position_ids
     from bgbot.engine.executor import default_workers, parse_executor
     from bgbot.engine.rollout import RolloutSettings
     from bgbot.errors import ExecutorError
@@ -55,7 +57,7 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
         trials_per_task=args.trials_per_task,
         stop_at_bearoff=args.bearoff_stop,
     )
-    engine = _load_engine(args)
+    engine = Engine.load(args.checkpoint)
     options: dict[str, Any] = {
         "top": args.top,
         "preselect_ply": args.preselect,
@@ -81,10 +83,39 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
     return 0
 
 
+def _whole(text: str) -> int:
+    """An integer option: ASCII digits only (as the other commands read them)."""
+    from bgbot.errors import ascii_int
+
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState:
+    """The cube and score from the side on roll: the position's own, then the options (as ``bgbot move``)."""
+    from bgbot.rules.matchstate import CubeState
+
+    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
+    if state is not None:
+        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
+        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
+        crawford, jacoby = state.crawford, state.jacoby and state.is_money
+    if args.match is not None and args.score is None:
+        score = (0, 0)  # a new match length makes the position's score meaningless
+    return CubeState(
+        cube if args.cube is None else args.cube,
+        owner if args.owner is None else args.owner,
+        match if args.match is None else args.match,
+        score if args.score is None else args.score,
+        crawford or args.crawford,
+        jacoby or args.jacoby,
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``bgbot rollout``."""
-    from bgbot.cli.main import _cube_options, _whole
-
     s = sub.add_parser("rollout", help="roll out a position, or the top plays of a roll, with standard errors")
     s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
     s.add_argument("dice", nargs="?", help="roll out the top plays of this roll (e.g. 31); none: before the roll")
@@ -140,5 +171,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--resume", metavar="DIR", help="results folder: finished tasks are kept there and reused")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    _cube_options(s)
+    s.add_argument("--cube", help="cube value (default 1, or the position's)")
+    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
+    s.add_argument("--match", help="match length (0 = money game)")
+    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
+    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.set_defaults(func=_cmd_rollout)
