@@ -23,7 +23,8 @@ LAYERS = {
     "eval": {"errors", "config", "rules"},
     "engine": {"errors", "config", "rules", "formats", "eval"},
     "play": {"errors", "config", "rules", "formats", "eval", "engine"},
-    "cli": {"errors", "config", "rules", "formats", "eval", "engine", "play"},
+    "cli": {"errors", "config", "rules", "formats", "eval", "engine", "play", "serve"},
+    "serve": {"errors", "config", "rules", "formats", "eval", "engine", "play"},
 }
 
 

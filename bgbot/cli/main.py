@@ -493,6 +493,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollout_parser(sub)
     _add_pit_commands(sub)
     _add_chouette_command(sub)
+    from bgbot.cli import serve as _serve_cli
+    from bgbot.cli import ubgi as _ubgi_cli
+
+    _serve_cli.add_parser(sub)
+    _ubgi_cli.add_parser(sub)
 
     s = sub.add_parser("yardstick", help="cubeless duplicate-dice duel of a network (1-ply) against pubeval")
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")

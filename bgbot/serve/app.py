@@ -1,0 +1,318 @@
+"""The ASGI app of ``bgbot serve``: the ``/v1`` JSON API, wildbg's ``/move`` and ``/eval``, and the web board at ``/``.
+
+Build it with :func:`create_app` (tests pass an engine they already hold);
+``bgbot serve`` runs it under uvicorn.  OpenAPI docs are at ``/docs`` and
+``/openapi.json``; the schema of the answers is ``docs/api.md``.
+
+Every error is JSON: ``{"error": {"type", "field", "message"}}`` with HTTP 400
+for bad values (the message quotes the value), 422 for a malformed body (wrong
+JSON types, unknown or missing fields), 413 for a body over the limit, 503 when
+the server is busy or an evaluation runs past its time limit, 500 for a bug
+(the server goes on).  wildbg's routes answer errors as wildbg does:
+HTTP 400 with ``{"message": "..."}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from bgbot import __version__
+from bgbot.engine.api import Engine
+from bgbot.errors import BgbotError, RequestLimitError, quote_input
+from bgbot.serve.schema import SCHEMA_VERSION, BotBody, CubeBody, EvalBody, MoveBody, MovesBody, ShowBody
+from bgbot.serve.service import FieldError, ServeConfig, Service
+from bgbot.serve.wildbg import wildbg_eval, wildbg_move
+
+log = logging.getLogger("bgbot.serve")
+
+WILDBG_PATHS = ("/move", "/eval")
+STATIC = resources.files("bgbot.serve") / "static"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _error(status: int, kind: str, message: str, field: str | None = None, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "field": field, "message": message, **extra}}, status_code=status)
+
+
+def _wildbg_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"message": message}, status_code=status)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 before the app reads it all."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        too_big = f"the request body is over the server's limit of {self.limit} bytes"
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                size = -1
+            if size < 0 or size > self.limit:
+                response = _error(413, "RequestLimitError", too_big, "body", content_length=declared.decode("latin-1"))
+                await response(scope, receive, send)
+                return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge(too_big)
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge as exc:
+            await _error(413, "RequestLimitError", str(exc), "body")(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _validation_message(err: dict[str, Any]) -> tuple[str, str]:
+    loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query")]
+    name = ".".join(loc) or "body"
+    msg = str(err.get("msg", "invalid"))
+    if err.get("type") == "json_invalid":
+        ctx = err.get("ctx") or {}
+        return (
+            "body",
+            f"the request body is not valid JSON ({ctx.get('error', 'decode error')}"
+            f" at character {loc[-1] if loc else '?'})",
+        )
+    if err.get("type") == "missing":
+        return name, f"field {name!r} is required"
+    if err.get("type") == "extra_forbidden":
+        return name, f"unknown field {name!r} (given {quote_input(err.get('input'))})"
+    return name, f"field {name!r}: {msg}, got {quote_input(err.get('input'))}"
+
+
+def _pip_parameters() -> list[dict[str, Any]]:
+    """OpenAPI entries of wildbg's ``p0``..``p25`` (read from the query string by :mod:`bgbot.serve.wildbg`)."""
+    start = {24: 2, 13: 5, 8: 3, 6: 5, 1: -2, 12: -5, 17: -3, 19: -5}
+    out = []
+    for i in range(26):
+        lo, hi = (-15, 0) if i == 0 else (0, 15) if i == 25 else (-15, 15)
+        what = "bar of the opponent o" if i == 0 else "bar of the player x" if i == 25 else f"point {i} of x"
+        entry: dict[str, Any] = {
+            "name": f"p{i}",
+            "in": "query",
+            "required": False,
+            "description": what,
+            "schema": {"type": "integer", "minimum": lo, "maximum": hi},
+        }
+        if i in start:
+            entry["example"] = start[i]
+        out.append(entry)
+    return out
+
+
+def create_app(config: ServeConfig | None = None, engine: Engine | None = None) -> FastAPI:
+    """The app: an engine loaded once (``config.checkpoint``, default the shipped model) shared by every request."""
+    cfg = config or ServeConfig()
+    holder: dict[str, Service] = {}
+
+    def service() -> Service:
+        if "s" not in holder:
+            holder["s"] = Service(engine if engine is not None else Engine.load(cfg.checkpoint), cfg)
+        return holder["s"]
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        service()
+        yield
+        holder["s"].close()
+
+    app = FastAPI(
+        title="bgbot",
+        version=__version__,
+        description=(
+            "Backgammon engine: ranked checker plays, cube decisions and evaluations (JSON schema version "
+            f"{SCHEMA_VERSION}, the same as `bgbot move|cube|eval --json`), wildbg-compatible `/move` and `/eval`, "
+            "and a web board at `/`. Positions are seen from the side on roll; plies in XG numbering."
+        ),
+        lifespan=lifespan,
+    )
+
+    # ---- errors -------------------------------------------------------
+    @app.exception_handler(FieldError)
+    async def _field_error(request: Request, exc: FieldError) -> JSONResponse:
+        if request.url.path in WILDBG_PATHS:
+            return _wildbg_error(400, str(exc))
+        return _error(400, exc.kind, str(exc), exc.field)
+
+    @app.exception_handler(RequestLimitError)
+    async def _limit_error(request: Request, exc: RequestLimitError) -> JSONResponse:
+        if request.url.path in WILDBG_PATHS:
+            return _wildbg_error(503, str(exc))
+        return _error(503, "RequestLimitError", str(exc))
+
+    @app.exception_handler(BgbotError)
+    async def _bgbot_error(request: Request, exc: BgbotError) -> JSONResponse:
+        if request.url.path in WILDBG_PATHS:
+            return _wildbg_error(400, str(exc))
+        return _error(400, type(exc).__name__, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = list(exc.errors())
+        name, message = _validation_message(errors[0]) if errors else ("body", "malformed request")
+        if request.url.path in WILDBG_PATHS:
+            return _wildbg_error(400, message)
+        details = [dict(zip(("field", "message"), _validation_message(e), strict=True)) for e in errors[:10]]
+        return _error(422, "ValidationError", message, name, details=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = f"{exc.detail} ({request.method} {quote_input(request.url.path)})"
+        return _error(exc.status_code, "HTTPError", message)
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return _error(500, "InternalError", f"internal error ({type(exc).__name__}); the server goes on")
+
+    # ---- the /v1 API --------------------------------------------------
+    @app.post("/v1/move", tags=["v1"], summary="Rank every legal play of a roll (as `bgbot move --json`)")
+    async def v1_move(body: MoveBody) -> dict[str, Any]:
+        s = service()
+        pos, state = s.position(body.position)
+        dice = s.dice(body.dice, state, body.position)
+        ply = s.ply(body.ply)
+        cs = s.check_match(s.cube_state(state, body))
+        return await s.run(lambda: s.move(pos, dice, ply, cs, body.cubeless))
+
+    @app.post("/v1/cube", tags=["v1"], summary="The cube decision of the side on roll (as `bgbot cube --json`)")
+    async def v1_cube(body: CubeBody) -> dict[str, Any]:
+        s = service()
+        pos, state = s.position(body.position)
+        ply = s.ply(body.ply)
+        cs = s.check_match(s.cube_state(state, body))
+        return await s.run(lambda: s.cube(pos, cs, ply))
+
+    @app.post("/v1/eval", tags=["v1"], summary="Cubeless probabilities of the side on roll (as `bgbot eval --json`)")
+    async def v1_eval(body: EvalBody) -> dict[str, Any]:
+        s = service()
+        pos, _ = s.position(body.position)
+        ply = s.ply(body.ply)
+        return await s.run(lambda: s.eval(pos, ply))
+
+    @app.post("/v1/show", tags=["board"], summary="A position's board, IDs, pips and state (for drawing)")
+    async def v1_show(body: ShowBody) -> dict[str, Any]:
+        s = service()
+        pos, state = s.position(body.position)
+        return s.show(pos, state)
+
+    @app.post("/v1/moves", tags=["board"], summary="Every legal play of a roll with the board after it")
+    async def v1_moves(body: MovesBody) -> dict[str, Any]:
+        s = service()
+        pos, _ = s.position(body.position)
+        dice = s.dice(body.dice)
+        return await s.run(lambda: s.moves(pos, dice))
+
+    @app.post("/v1/play/bot", tags=["board"], summary="bgbot's turn in a game: it rolls (or takes dice) and moves")
+    async def v1_bot(body: BotBody) -> dict[str, Any]:
+        s = service()
+        pos, _ = s.position(body.position)
+        dice = None if body.dice is None else s.dice(body.dice)
+        ply = s.ply(body.ply)
+        return await s.run(lambda: s.bot_move(pos, dice, ply, body.seed))
+
+    @app.get("/v1/health", tags=["v1"], summary="Liveness, the engine and the server's limits")
+    async def v1_health() -> dict[str, Any]:
+        s = service()
+        c = s.config
+        return {
+            "status": "ok",
+            "schema": SCHEMA_VERSION,
+            "version": __version__,
+            "engine": s.engine.describe(),
+            "ply": c.ply,
+            "max_ply": c.max_ply,
+            "timeout": c.timeout,
+            "pid": os.getpid(),
+        }
+
+    # ---- wildbg -------------------------------------------------------
+    pips_doc = {"parameters": _pip_parameters()}
+
+    @app.get(
+        "/move", tags=["wildbg"], summary="wildbg-compatible: every legal play, best first", openapi_extra=pips_doc
+    )
+    async def wildbg_move_route(
+        request: Request,
+        die1: int = Query(..., ge=1, le=6, examples=[3]),
+        die2: int = Query(..., ge=1, le=6, examples=[1]),
+        x_away: int | None = Query(None, ge=0),
+        o_away: int | None = Query(None, ge=0),
+    ) -> dict[str, Any]:
+        """p0..p25 as in wildbg: x's points positive, o's negative, p25 x's bar, p0 o's bar."""
+        s = service()
+        params = dict(request.query_params)
+        return await s.run(lambda: wildbg_move(s, params))
+
+    @app.get(
+        "/eval", tags=["wildbg"], summary="wildbg-compatible: probabilities and cube decision", openapi_extra=pips_doc
+    )
+    async def wildbg_eval_route(
+        request: Request,
+        x_away: int | None = Query(None, ge=0),
+        o_away: int | None = Query(None, ge=0),
+    ) -> dict[str, Any]:
+        """p0..p25 as in wildbg (see ``GET /move``)."""
+        s = service()
+        params = dict(request.query_params)
+        return await s.run(lambda: wildbg_eval(s, params))
+
+    # ---- the web board ------------------------------------------------
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(str(STATIC / "index.html"), media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.add_middleware(BodyLimit, limit=cfg.max_body)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The app for uvicorn's worker processes: the config comes from ``BGBOT_SERVE_*`` variables (``bgbot serve``)."""
+    env = os.environ
+    return create_app(
+        ServeConfig(
+            ply=int(env.get("BGBOT_SERVE_PLY", "1")),
+            max_ply=int(env.get("BGBOT_SERVE_MAX_PLY", "2")),
+            timeout=float(env.get("BGBOT_SERVE_TIMEOUT", "10")),
+            threads=int(env.get("BGBOT_SERVE_THREADS", "2")),
+            queue=int(env.get("BGBOT_SERVE_QUEUE", "32")),
+            max_body=int(env.get("BGBOT_SERVE_MAX_BODY", "16384")),
+            checkpoint=env.get("BGBOT_SERVE_CHECKPOINT") or None,
+        )
+    )

@@ -1,0 +1,86 @@
+"""Request bodies of the ``/v1`` JSON API (answers: :mod:`bgbot.engine.answers`, the CLI's ``--json``).
+
+Every request names a position as text: a gnubg Position ID (optionally
+``ID:MatchID``), an XGID or a FIBS ``board:`` line, **seen from the side on
+roll**.  The cube and score come from the position text where it carries them
+(XGID, Match ID, FIBS board) unless the request's own fields say otherwise,
+exactly as the CLI's ``--cube/--owner/--match/--score`` options do.  Unknown
+fields are an error (a typo must not be silently ignored), and so are values of
+the wrong JSON type.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+POSITION_MAX = 400  # characters: a FIBS board line is about 150; anything much longer is not a position
+SCHEMA_VERSION = 1
+
+Text = Annotated[StrictStr, Field(max_length=POSITION_MAX)]
+Dice = Annotated[StrictStr, Field(max_length=16)] | Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
+Score = Annotated[StrictStr, Field(max_length=16)] | Annotated[list[StrictInt], Field(min_length=2, max_length=2)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PositionBody(_Body):
+    """A position and the ply to look at it (``ply`` omitted: the server's default)."""
+
+    position: Text = Field(
+        description="gnubg Position ID (optionally ID:MatchID), XGID or FIBS board line", examples=["4HPwATDgc/ABMA"]
+    )
+    ply: StrictInt | None = Field(None, description="1, 2 or 3 (XG numbering: 1 = the network alone)")
+
+
+class CubeFields(_Body):
+    """Cube and score overrides, seen from the side on roll (None: the position's own, else centred money)."""
+
+    cube: StrictInt | None = Field(None, description="cube value (1, 2, 4, ...)")
+    owner: Literal["me", "opp", "center"] | None = Field(None, description="cube owner seen from the side on roll")
+    match: StrictInt | None = Field(None, description="match length, 0 = money game")
+    score: Score | None = Field(None, description="points won so far, side on roll first: '2-4' or [2, 4]")
+    crawford: StrictBool = Field(False, description="this is the Crawford game")
+    jacoby: StrictBool = Field(False, description="Jacoby rule (money games)")
+
+
+class MoveBody(PositionBody, CubeFields):
+    """``POST /v1/move``: rank every legal play of ``dice`` (the same answer as ``bgbot move --json``)."""
+
+    dice: Dice | None = Field(
+        None, description="'31', '3-1' or [3, 1]; optional with an XGID carrying dice", examples=["31"]
+    )
+    cubeless: StrictBool = Field(False, description="rank by cubeless money equity")
+
+
+class CubeBody(PositionBody, CubeFields):
+    """``POST /v1/cube``: the cube decision of the side on roll (as ``bgbot cube --json``)."""
+
+
+class EvalBody(PositionBody):
+    """``POST /v1/eval``: cubeless probabilities of the side on roll (as ``bgbot eval --json``)."""
+
+
+class ShowBody(_Body):
+    """``POST /v1/show``: a position's board (26 signed counts, side on roll), IDs, pips and state."""
+
+    position: Text
+
+
+class MovesBody(_Body):
+    """``POST /v1/moves``: every legal play of ``dice``, with the board after each (no evaluation)."""
+
+    position: Text
+    dice: Dice
+
+
+class BotBody(_Body):
+    """``POST /v1/play/bot``: bgbot, on roll in ``position`` (its view), rolls (or uses ``dice``) and moves."""
+
+    position: Text
+    dice: Dice | None = Field(None, description="the bot's dice; omitted: the server rolls them")
+    ply: StrictInt | None = None
+    seed: StrictInt | None = Field(None, ge=0, description="seed of the server's roll (repeatable games)")

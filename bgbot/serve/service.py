@@ -1,0 +1,293 @@
+"""The work behind the HTTP routes, without HTTP: parse a request's fields, ask the engine, build the answer.
+
+Every function takes plain values and returns JSON-ready dicts; bad input
+raises :class:`FieldError` (a :class:`~bgbot.errors.BgbotError` that names the
+request field it came from and quotes it).  :class:`Service` runs the CPU work
+on a small thread pool with a bound on the work in flight and on the time a
+caller waits, so the event loop never evaluates anything itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from bgbot.engine.answers import analyse_cube, eval_answer, move_answer, resolve_cube_state
+from bgbot.engine.api import Engine
+from bgbot.engine.search import check_ply
+from bgbot.errors import BgbotError, ConfigError, RequestLimitError
+from bgbot.formats.ids import format_xgid
+from bgbot.formats.parse import parse_position_and_state
+from bgbot.rules.dice import Dice, parse_dice, roll_dice
+from bgbot.rules.matchstate import CubeState, MatchState
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
+
+T = TypeVar("T")
+
+
+class FieldError(BgbotError):
+    """Bad input in one request field: ``field`` names it, ``kind`` is the bgbot error class behind it."""
+
+    def __init__(self, field: str, message: str, kind: str = "BgbotError") -> None:
+        super().__init__(message)
+        self.field = field
+        self.kind = kind
+
+
+@contextlib.contextmanager
+def field(name: str) -> Iterator[None]:
+    """Turn a :class:`~bgbot.errors.BgbotError` raised inside into a :class:`FieldError` naming ``name``."""
+    try:
+        yield
+    except FieldError:
+        raise
+    except BgbotError as exc:
+        raise FieldError(name, str(exc), type(exc).__name__) from None
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Limits and defaults of a server.
+
+    ``ply``: the ply of a request that names none; ``max_ply``: the deepest a
+    request may ask (deeper is a 400); ``timeout``: seconds a request waits for
+    its evaluation before a 503; ``threads``: evaluation threads of each
+    worker process; ``queue``: evaluations in flight (running or waiting)
+    beyond which new ones are refused at once with a 503; ``max_body``: bytes
+    of a request body (larger is a 413).
+    """
+
+    ply: int = 1
+    max_ply: int = 2
+    timeout: float = 10.0
+    threads: int = 2
+    queue: int = 32
+    max_body: int = 16_384
+    checkpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        check_ply(self.ply)
+        check_ply(self.max_ply)
+        if self.ply > self.max_ply:
+            raise ConfigError(
+                f"the default ply {self.ply!r} is deeper than the most a request may ask ({self.max_ply!r})"
+            )
+        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if not isinstance(self.timeout, int | float) or not self.timeout > 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+
+
+class Service:
+    """One engine, one thread pool: the answers of every ``/v1`` and wildbg route."""
+
+    def __init__(self, engine: Engine, config: ServeConfig | None = None) -> None:
+        self.engine = engine
+        self.config = config or ServeConfig()
+        self._pool = ThreadPoolExecutor(self.config.threads, thread_name_prefix="bgbot-eval")
+        self._slots = threading.BoundedSemaphore(self.config.queue)
+        self._rng_lock = threading.Lock()
+        self._rng = np.random.default_rng()
+        # load the lazy parts (match equity table, bear-off database) now, not in racing request threads
+        _ = self.engine.met
+        self.engine.evaluate(Position.from_points({1: 2}, {1: 2}))
+
+    def close(self) -> None:
+        """Stop the thread pool (running evaluations finish)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # ---- running work --------------------------------------------------
+    async def run(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the pool; a :class:`RequestLimitError` when too much is in flight or it is too slow.
+
+        A slot is held until ``fn`` really ends (a timed-out evaluation still
+        runs to its end in its thread), so slow requests cannot pile up.
+        """
+        if not self._slots.acquire(blocking=False):
+            raise RequestLimitError(
+                f"the server is busy: {self.config.queue} evaluations are in flight; try again shortly"
+            )
+        try:
+            future = self._pool.submit(fn)
+        except RuntimeError:
+            self._slots.release()
+            raise
+        future.add_done_callback(lambda _f: self._slots.release())
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.config.timeout)
+        except TimeoutError:
+            raise RequestLimitError(
+                f"the evaluation took longer than the server's limit of {self.config.timeout:g} s"
+            ) from None
+
+    # ---- parsing -------------------------------------------------------
+    def ply(self, ply: object) -> int:
+        """The request's ply, or the server's default; deeper than ``max_ply`` is a :class:`FieldError`."""
+        if ply is None:
+            return self.config.ply
+        with field("ply"):
+            n = check_ply(ply)
+        if n > self.config.max_ply:
+            raise FieldError(
+                "ply",
+                f"ply {ply!r} is deeper than this server allows (at most {self.config.max_ply}; bgbot serve --max-ply)",
+                "RequestLimitError",
+            )
+        return n
+
+    @staticmethod
+    def position(text: str) -> tuple[Position, MatchState | None]:
+        """A position (side on roll's view) and its state, from the ``position`` field."""
+        with field("position"):
+            return parse_position_and_state(text)
+
+    @staticmethod
+    def dice(value: object, state: MatchState | None = None, position: str = "") -> Dice:
+        """The ``dice`` field, or the dice the position text carries (XGID)."""
+        if value is None:
+            if state is not None and state.dice is not None:
+                return state.dice
+            raise FieldError(
+                "dice", f"no dice given for {position!r}: add dice like '31', or an XGID with dice", "InvalidDiceError"
+            )
+        with field("dice"):
+            return parse_dice(value)
+
+    @staticmethod
+    def cube_state(state: MatchState | None, body: Any) -> CubeState:
+        """The cube and score of the side on roll: the position's own, overridden by the request's fields."""
+        names = [
+            n
+            for n in ("cube", "owner", "match", "score", "crawford", "jacoby")
+            if getattr(body, n) not in (None, False)
+        ]
+        with field(names[0] if len(names) == 1 else "cube/owner/match/score" if names else "position"):
+            return resolve_cube_state(
+                state,
+                cube=body.cube,
+                owner=body.owner,
+                match=body.match,
+                score=body.score,
+                crawford=body.crawford,
+                jacoby=body.jacoby,
+            )
+
+    def check_match(self, cs: CubeState) -> CubeState:
+        """``cs`` if the engine's match equity table covers it."""
+        with field("match"):
+            return self.engine.cube_state(cs)
+
+    # ---- answers (run on the pool) ----------------------------------------
+    def move(self, pos: Position, dice: Dice, ply: int, cs: CubeState, cubeless: bool) -> dict[str, Any]:
+        """The ``bgbot move --json`` answer."""
+        with field("position"):
+            return move_answer(self.engine, self.engine.best_move(pos, dice, ply, cs, cubeless=cubeless))
+
+    def cube(self, pos: Position, cs: CubeState, ply: int) -> dict[str, Any]:
+        """The ``bgbot cube --json`` answer."""
+        with field("position"):
+            return analyse_cube(self.engine, pos, cs, ply)
+
+    def eval(self, pos: Position, ply: int) -> dict[str, Any]:
+        """The ``bgbot eval --json`` answer."""
+        with field("position"):
+            return eval_answer(self.engine, pos, ply, self.engine.evaluate(pos, ply))
+
+    @staticmethod
+    def show(pos: Position, state: MatchState | None) -> dict[str, Any]:
+        """What a board needs to draw ``pos`` (side on roll's view): counts, IDs, pips, off, state."""
+        me_pips, opp_pips = pos.pips()
+        me_off, opp_off = pos.off()
+        out: dict[str, Any] = {
+            "position": pos.gnubg_id(),
+            "xgid": format_xgid(pos, state),
+            "board": list(pos.board),
+            "pips": [me_pips, opp_pips],
+            "off": [me_off, opp_off],
+            "game_over": pos.is_game_over(),
+        }
+        if state is not None:
+            cs = CubeState.of(state)
+            out["state"] = {
+                "cube": {"value": cs.cube, "owner": cs.owner},
+                "match": cs.match,
+                "score": list(cs.score),
+                "crawford": cs.crawford,
+                "dice": list(state.dice) if state.dice else None,
+                "doubled": state.doubled,
+            }
+        return out
+
+    @staticmethod
+    def moves(pos: Position, dice: Dice) -> dict[str, Any]:
+        """Every legal play of ``dice`` in ``pos`` (mover's view), in the generator's order, with its results."""
+        with field("position"):
+            if pos.is_game_over():
+                raise FieldError(
+                    "position", f"the game is over in {pos.gnubg_id()!r}: nobody moves", "InvalidPositionError"
+                )
+            plays = legal_moves(pos, dice)
+        rows = []
+        for m in plays:
+            after = m.result.swap()  # the mover's view of the result
+            rows.append(
+                {
+                    "move": m.text if m.steps else "cannot move",
+                    "steps": [[s[0], s[1], bool(s[2])] for s in m.steps],
+                    "result": m.result.gnubg_id(),
+                    "board": list(after.board),
+                    "game_over": after.is_game_over(),
+                    "points": _points(after),
+                }
+            )
+        return {"position": pos.gnubg_id(), "dice": list(dice), "board": list(pos.board), "moves": rows}
+
+    def bot_move(self, pos: Position, dice: Dice | None, ply: int, seed: int | None) -> dict[str, Any]:
+        """bgbot on roll in ``pos`` (its view) plays ``dice`` (rolled if None) at ``ply``; money game, cube centred.
+
+        ``board``/``result`` are the position after its move from the **other** side's view (the
+        human's, on roll next); ``points`` is what bgbot won at cube 1 if the move ended the game.
+        """
+        with field("position"):
+            if pos.is_game_over():
+                raise FieldError(
+                    "position", f"the game is over in {pos.gnubg_id()!r}: nobody moves", "InvalidPositionError"
+                )
+        if dice is None:
+            if seed is not None:
+                dice = roll_dice(np.random.default_rng(seed))
+            else:
+                with self._rng_lock:
+                    dice = roll_dice(self._rng)
+        with field("position"):
+            a = self.engine.best_move(pos, dice, ply)
+        best = a.best
+        mover_after = best.result.swap()
+        return {
+            "dice": list(dice),
+            "ply": ply,
+            "move": best.move,
+            "steps": [[s[0], s[1], bool(s[2])] for s in best.steps],
+            "equity": best.equity,
+            "result": best.result.gnubg_id(),
+            "board": list(best.result.board),
+            "game_over": mover_after.is_game_over(),
+            "points": _points(mover_after),
+        }
+
+
+def _points(mover_view: Position) -> int:
+    """Points (cube 1) the side whose view ``mover_view`` is won, if it has just ended the game; else 0."""
+    if not mover_view.is_game_over():
+        return 0
+    return max(mover_view.result(), 0)
