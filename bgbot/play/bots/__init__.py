@@ -22,6 +22,7 @@ A spec names a bot and its options, ``KIND[:KEY=VALUE[,KEY=VALUE...]]``:
 ``cmd:COMMAND LINE``                        any program speaking the external-player protocol
                                             on stdin/stdout (one FIBS board in, one line out)
 ``tcp:HOST:PORT``                           an engine listening there (e.g. ``bgbot serve-external``)
+``ubgi:COMMAND LINE``                       any program speaking UBGI on stdin/stdout (e.g. ``bgbot ubgi``)
 ==========================================  ======================================================
 """
 
@@ -64,7 +65,7 @@ _OPTIONS: dict[str, dict[str, type]] = {
     "pubeval": {},
     "random": {"seed": int, "double": float, "take": float},
 }
-_RAW_KINDS = ("cmd", "tcp")
+_RAW_KINDS = ("cmd", "tcp", "ubgi")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -123,7 +124,7 @@ def parse_bot_spec(text: str) -> BotSpec:
     kind = kind.strip().lower()
     if kind in _RAW_KINDS:
         if not rest.strip():
-            raise _bad(text, f"'{kind}:' needs " + ("a command line" if kind == "cmd" else "HOST:PORT"))
+            raise _bad(text, f"'{kind}:' needs " + ("HOST:PORT" if kind == "tcp" else "a command line"))
         if kind == "tcp":
             host, _, port = rest.strip().rpartition(":")
             if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
@@ -134,7 +135,7 @@ def parse_bot_spec(text: str) -> BotSpec:
         except ValueError as exc:
             raise _bad(text, f"cannot split the command line: {exc}") from None
         if not argv:
-            raise _bad(text, "'cmd:' needs a command line")
+            raise _bad(text, f"'{kind}:' needs a command line")
         return BotSpec(t, kind, (("argv", tuple(argv)),))
     if kind not in _OPTIONS:
         raise _bad(text, f"unknown bot {kind!r}; choose one of {', '.join([*_OPTIONS, *_RAW_KINDS])}")
@@ -228,6 +229,10 @@ def make_bot(
         )
     if s.kind == "cmd":
         return PipeEngineBot(list(o["argv"]), name=label)  # type: ignore[call-overload]
+    if s.kind == "ubgi":
+        from bgbot.play.bots.ubgi import UbgiEngineBot
+
+        return UbgiEngineBot(list(o["argv"]), name=label)  # type: ignore[call-overload]
     if s.kind == "tcp":
         return TcpEngineBot(str(o["host"]), int(o["port"]), name=label)  # type: ignore[call-overload]
     raise _bad(s.text, f"unknown bot {s.kind!r}")
