@@ -15,20 +15,37 @@ played; bgbot writes a ``; [Jacoby ...]`` comment as a reminder), and
 automatic doubles have no place in the format (the file's cube starts at
 1).  A forfeited game stops where the fault happened; its ``Wins`` line
 carries the points the referee gave.
+
+Reading
+-------
+:func:`read_match` reads a ``.mat`` (:mod:`bgbot.formats.mat`) or gnubg
+``.sgf`` (:mod:`bgbot.formats.sgf`) file into a :class:`MatchRecord`: the
+file is parsed into raw actions (who did what, on which line), then
+:func:`replay` plays every game through the rules (:func:`~bgbot.rules.moves.parse_move`
+on the position at that point, cube ownership, the Crawford game, the
+result).  Every problem is one :class:`~bgbot.errors.RecordError` naming the
+file, the line and quoting it; an illegal move is a
+:class:`~bgbot.errors.RecordMoveError` naming the game and the move.
+:func:`write_match` writes either format (atomically: temp file + rename), and
+what it writes reads back as the same :class:`MatchRecord`.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Literal, Protocol
 
+from bgbot.errors import InvalidMoveError, RecordError, RecordMoveError, quote_input
 from bgbot.rules.dice import Dice
-from bgbot.rules.moves import legal_moves
-from bgbot.rules.position import Position
+from bgbot.rules.matchstate import MAX_CUBE, MatchState
+from bgbot.rules.moves import legal_moves, parse_move
+from bgbot.rules.position import Outcome, Position
 
 EntryKind = Literal["move", "double", "take", "drop"]
 
@@ -61,6 +78,7 @@ class RecordedGame(Protocol):
     def winner(self) -> int | None: ...
     @property
     def points(self) -> int: ...
+
 
 _LEFT = 28  # width of player 0's column, as gnubg writes it
 
@@ -139,7 +157,7 @@ def format_mat(
     """
     n0, n1 = mat_name(names[0]), mat_name(names[1])
     if n0 == n1:
-        n0, n1 = f"{n0[:MAX_NAME - 2]}_1", f"{n1[:MAX_NAME - 2]}_2"
+        n0, n1 = f"{n0[: MAX_NAME - 2]}_1", f"{n1[: MAX_NAME - 2]}_2"
     head = [
         f'; [Site "{site}"]',
         f'; [Player 1 "{n0}"]',
@@ -166,7 +184,425 @@ def write_mat(
     **kwargs: object,
 ) -> Path:
     """Write :func:`format_mat` to ``path`` (folders created); returns the path."""
+    return write_text_atomic(path, format_mat(games, names, match_length, **kwargs))  # type: ignore[arg-type]
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename (folders created).
+
+    A failure part-way leaves no half-written file behind (the old file, if any, stays).
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(format_mat(games, names, match_length, **kwargs))  # type: ignore[arg-type]
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return p
+
+
+# ---------------------------------------------------------------------------
+# reading: raw actions from a parser, replayed through the rules
+# ---------------------------------------------------------------------------
+
+RawKind = Literal["move", "double", "take", "drop"]
+
+
+@dataclass(frozen=True)
+class RawAction:
+    """One action as a file states it: ``player`` (0/1) and ``kind``; for a move the ``dice`` and the move
+    text in the mover's numbering (``parse_move`` syntax, ``""`` = no play); ``cube`` the value a double
+    offers when the file says it.  ``line`` (1-based) and ``text`` locate it for error messages."""
+
+    player: int
+    kind: RawKind
+    line: int
+    text: str
+    dice: Dice | None = None
+    move: str = ""
+    cube: int | None = None
+
+
+@dataclass(frozen=True)
+class RawGame:
+    """One game as a file states it: the score before it (``None`` when the file does not say), its actions,
+    and the result it claims (``winner`` None when it has none).  ``resigned``: the file says the game ended by
+    resignation (gnubg SGF ``RE[W+2R]``); ``crawford``: the file marks the Crawford game (None: not said)."""
+
+    number: int
+    line: int
+    text: str
+    score: tuple[int, int] | None
+    actions: tuple[RawAction, ...]
+    winner: int | None = None
+    points: int | None = None
+    result_line: int = 0
+    result_text: str = ""
+    resigned: bool = False
+    crawford: bool | None = None
+
+
+GameEnd = Literal["played", "dropped", "resigned", "unfinished"]
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One replayed game of a :class:`MatchRecord` (players absolute, 0 and 1).
+
+    ``score`` is the score before the game; ``crawford`` whether it is the
+    Crawford game.  ``actions`` are :class:`RecordEntry` items whose positions
+    are from the acting side's view (see :class:`RecordEntry`); ``lines`` the
+    file line of each (empty for a record not read from a file).  ``winner``
+    and ``points`` are the result (``None``/0 for an unfinished game), ``how``
+    how it ended: played out, a double dropped, a resignation (or a pit's
+    forfeit), or unfinished.
+    """
+
+    number: int
+    score: tuple[int, int]
+    crawford: bool
+    actions: tuple[RecordEntry, ...]
+    winner: int | None
+    points: int
+    how: GameEnd
+    match_length: int = 0
+    jacoby: bool = False
+    lines: tuple[int, ...] = field(default=(), compare=False)
+
+    @property
+    def moves(self) -> tuple[RecordEntry, ...]:
+        """The checker plays, in order."""
+        return tuple(a for a in self.actions if a.kind == "move")
+
+    def states(self) -> Iterator[tuple[RecordEntry, MatchState]]:
+        """Each action with the :class:`~bgbot.rules.matchstate.MatchState` of the situation it was taken in.
+
+        The state's ``on_roll`` is the side whose view ``action.position`` is
+        (the mover, or the doubler for double / take / drop); for a take or a
+        drop it holds the pending double (``doubled=True``), for a move the
+        dice.  Cube value and owner are those before the action.
+        """
+        cube, owner = 1, -1
+        for a in self.actions:
+            side = a.player if a.kind in ("move", "double") else 1 - a.player
+            st = MatchState(
+                match_length=self.match_length,
+                score=self.score,
+                cube_value=cube,
+                cube_owner=owner,
+                on_roll=side,
+                doubled=a.kind in ("take", "drop"),
+                dice=a.dice if a.kind == "move" else None,
+                crawford=self.crawford,
+                jacoby=self.jacoby and not self.match_length,
+            )
+            yield a, st
+            if a.kind == "take":
+                cube, owner = a.cube, a.player
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """A match (``length`` points) or money session (``length`` 0) read from a record, replayed through the rules.
+
+    ``names`` of players 0 and 1 (the left column of a ``.mat``, White in an
+    ``.sgf``); ``games`` in order; ``jacoby`` (money) and ``crawford_rule``
+    (matches) the rules the file states; ``tags`` the header fields the file
+    had (``Site``, ``EventDate``, ...); ``source`` the file and ``format``
+    (``'mat'`` or ``'sgf'``) it was read from.
+    """
+
+    names: tuple[str, str]
+    length: int
+    games: tuple[GameRecord, ...]
+    jacoby: bool = False
+    crawford_rule: bool = True
+    tags: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    source: str = field(default="", compare=False)
+    format: str = field(default="", compare=False)
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """Points won by players 0 and 1 over all games."""
+        s = [0, 0]
+        for g in self.games:
+            if g.winner is not None:
+                s[g.winner] += g.points
+        return s[0], s[1]
+
+    @property
+    def winner(self) -> int | None:
+        """The player who reached ``length`` (None for money sessions and unfinished matches)."""
+        if not self.length:
+            return None
+        s = self.score
+        return 0 if s[0] >= self.length else 1 if s[1] >= self.length else None
+
+
+def _where(source: str, line: int, text: str) -> str:
+    head = f"{source}: " if source else ""
+    return f"{head}line {line}: {quote_input(text.rstrip())}"
+
+
+def record_error(source: str, line: int, text: str, what: str, cls: type[RecordError] = RecordError) -> RecordError:
+    """A :class:`~bgbot.errors.RecordError` (or ``cls``) ``'FILE: line N: 'the line': what'``."""
+    return cls(f"{_where(source, line, text)}: {what}")
+
+
+def replay(
+    games: Sequence[RawGame],
+    *,
+    names: tuple[str, str],
+    length: int,
+    jacoby: bool = False,
+    crawford_rule: bool = True,
+    tags: Sequence[tuple[str, str]] = (),
+    source: str = "",
+    fmt: str = "",
+) -> MatchRecord:
+    """Play the raw games through the rules into a :class:`MatchRecord`; any breach is a :class:`RecordError`.
+
+    Checks: each move is a legal play of its dice in the position reached
+    (:class:`~bgbot.errors.RecordMoveError` naming game and move), turns
+    alternate, doubles only by the side on roll with the cube available
+    (never in the Crawford game), take or drop only to a pending double, the
+    stated score before each game is the sum of the results before it, and a
+    stated result agrees with the game (played out, dropped, or a
+    resignation worth 1-3 times the cube).
+    """
+    out: list[GameRecord] = []
+    score = [0, 0]
+    crawford_done = False
+    for g in games:
+        if length and max(score) >= length:
+            raise record_error(source, g.line, g.text, f"game {g.number} follows the end of the {length}-point match")
+        if g.score is not None and tuple(g.score) != tuple(score):
+            raise record_error(
+                source,
+                g.line,
+                g.text,
+                f"game {g.number} starts at {g.score[0]}-{g.score[1]}, "
+                f"but the games before it make {score[0]}-{score[1]}",
+            )
+        crawford = bool(length) and crawford_rule and not crawford_done and (length - 1) in score
+        crawford_done = crawford_done or crawford
+        if g.crawford is not None and g.crawford != crawford:
+            raise record_error(
+                source,
+                g.line,
+                g.text,
+                f"game {g.number} is {'not ' if not g.crawford else ''}marked as the Crawford game, but the score "
+                f"{score[0]}-{score[1]} to {length} makes it {'one' if crawford else 'not one'}",
+            )
+        out.append(_replay_game(g, (score[0], score[1]), crawford, length, jacoby and not length, names, source))
+        last = out[-1]
+        if last.winner is not None:
+            score[last.winner] += last.points
+    return MatchRecord(
+        names=names,
+        length=length,
+        games=tuple(out),
+        jacoby=jacoby and not length,
+        crawford_rule=crawford_rule,
+        tags=tuple(tags),
+        source=source,
+        format=fmt,
+    )
+
+
+def _replay_game(
+    g: RawGame,
+    score: tuple[int, int],
+    crawford: bool,
+    length: int,
+    jacoby: bool,
+    names: tuple[str, str],
+    source: str,
+) -> GameRecord:
+    pos = Position.start()
+    side: int | None = None
+    cube, owner = 1, -1
+    pending = False
+    entries: list[RecordEntry] = []
+    lines: list[int] = []
+    end: tuple[int, int, GameEnd] | None = None  # winner, points, how
+    turns = [0, 0]
+    for a in g.actions:
+
+        def bad(what: str, a: RawAction = a, cls: type[RecordError] = RecordError) -> RecordError:
+            return record_error(source, a.line, a.text, f"game {g.number}: {what}", cls)
+
+        who = f"{names[a.player]} (player {a.player})"
+        if end is not None:
+            raise bad(f"{who} acts after the game is over")
+        if side is None:
+            if a.kind != "move":
+                raise bad(f"the game must start with a move, not a {a.kind}")
+            side = a.player
+        if a.kind == "move":
+            turns[a.player] += 1
+            if pending:
+                raise bad(f"{who} moves while a double is waiting for an answer", cls=RecordMoveError)
+            if a.player != side:
+                raise bad(f"{who} moves, but it is {names[side]}'s turn", cls=RecordMoveError)
+            if a.dice is None:
+                raise bad(f"move {turns[a.player]} of {who} has no dice")
+            try:
+                mv = parse_move(pos, a.dice, a.move)
+            except InvalidMoveError as exc:
+                raise bad(f"move {turns[a.player]} of {who} is not legal: {exc}", cls=RecordMoveError) from None
+            entries.append(RecordEntry(side, "move", pos, a.dice, mv.result, cube))
+            lines.append(a.line)
+            if mv.result.off()[1] == 15:
+                out = Outcome.of(mv.result, 1 - side, cube, jacoby=jacoby, cube_turned=owner != -1)
+                end = (out.winner, out.points, "played")
+            pos, side = mv.result, 1 - side
+        elif a.kind == "double":
+            if pending:
+                raise bad(f"{who} doubles while a double is waiting for an answer", cls=RecordMoveError)
+            if a.player != side:
+                raise bad(f"{who} doubles, but it is {names[side]}'s turn", cls=RecordMoveError)
+            if crawford:
+                raise bad(f"{who} doubles in the Crawford game, where the cube is out of play", cls=RecordMoveError)
+            if owner == 1 - side:
+                raise bad(f"{who} doubles, but {names[owner]} owns the cube", cls=RecordMoveError)
+            if cube >= MAX_CUBE:
+                raise bad(f"{who} doubles a cube already at {cube}", cls=RecordMoveError)
+            if a.cube is not None and a.cube != 2 * cube:
+                raise bad(f"{who} doubles to {a.cube}, but the cube is at {cube}", cls=RecordMoveError)
+            entries.append(RecordEntry(side, "double", pos, cube=2 * cube))
+            lines.append(a.line)
+            pending = True
+        else:
+            if not pending or side is None or a.player != 1 - side:
+                raise bad(
+                    f"{who} {'takes' if a.kind == 'take' else 'drops'} without a double to answer", cls=RecordMoveError
+                )
+            pending = False
+            if a.kind == "take":
+                cube, owner = 2 * cube, a.player
+                entries.append(RecordEntry(a.player, "take", pos, cube=cube))
+            else:
+                entries.append(RecordEntry(a.player, "drop", pos, cube=cube))
+                end = (side, cube, "dropped")
+            lines.append(a.line)
+    rline, rtext = (g.result_line, g.result_text) if g.result_line else (g.line, g.text)
+    if pending and g.winner is None:
+        raise record_error(source, rline, rtext, f"game {g.number} ends with a double nobody answered")
+    if end is not None:
+        if g.winner is not None and (g.winner, g.points) != end[:2]:
+            raise record_error(
+                source,
+                rline,
+                rtext,
+                f"game {g.number} says {names[g.winner]} wins {g.points}, but the game gives "
+                f"{names[end[0]]} {end[1]} point(s) ({end[2]})",
+            )
+        winner, points, how = end
+    elif g.winner is not None:
+        assert g.points is not None  # a parser sets both
+        if g.points not in (cube, 2 * cube, 3 * cube):
+            raise record_error(
+                source,
+                rline,
+                rtext,
+                f"game {g.number} ends unfinished with {g.points} point(s) to {names[g.winner]}: a resignation "
+                f"with the cube at {cube} is worth {cube}, {2 * cube} or {3 * cube}",
+            )
+        winner, points, how = g.winner, g.points, "resigned"
+    else:
+        winner, points, how = None, 0, "unfinished"
+    return GameRecord(
+        number=g.number,
+        score=score,
+        crawford=crawford,
+        actions=tuple(entries),
+        winner=winner,
+        points=points,
+        how=how,
+        match_length=length,
+        jacoby=jacoby,
+        lines=tuple(lines),
+    )
+
+
+# ---------------------------------------------------------------------------
+# files
+# ---------------------------------------------------------------------------
+
+FORMATS = ("mat", "sgf")
+MAX_RECORD_BYTES = 50_000_000  # far above any real match; a bigger file is not a record
+
+
+def record_format(path: str | Path, fmt: str | None = None) -> str:
+    """``'mat'`` or ``'sgf'``: ``fmt`` when given, else from the file's suffix (``.txt`` reads as ``.mat``)."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise RecordError(f"a record format is 'mat' or 'sgf', got {fmt!r}")
+        return fmt
+    suffix = Path(path).suffix.lower()
+    if suffix in (".mat", ".txt"):
+        return "mat"
+    if suffix == ".sgf":
+        return "sgf"
+    raise RecordError(f"cannot tell the record format of {str(path)!r}: name it .mat or .sgf (or say the format)")
+
+
+def parse_match(text: str, fmt: str, source: str = "") -> MatchRecord:
+    """Parse and replay record ``text`` of format ``fmt`` (``'mat'`` or ``'sgf'``); ``source`` names it in errors."""
+    if fmt == "mat":
+        from bgbot.formats.mat import parse_mat
+
+        return parse_mat(text, source)
+    if fmt == "sgf":
+        from bgbot.formats.sgf import parse_sgf
+
+        return parse_sgf(text, source)
+    raise RecordError(f"a record format is 'mat' or 'sgf', got {fmt!r}")
+
+
+def read_match(path: str | Path, fmt: str | None = None) -> MatchRecord:
+    """Read a ``.mat`` or gnubg ``.sgf`` file into a replayed :class:`MatchRecord` (format from the suffix).
+
+    A missing, unreadable, binary, corrupt or truncated file, an unknown
+    property or an illegal move is one :class:`~bgbot.errors.RecordError`
+    naming the file and line.
+    """
+    p = Path(path)
+    kind = record_format(p, fmt)
+    try:
+        if p.stat().st_size > MAX_RECORD_BYTES:
+            raise RecordError(f"{str(p)!r} is {p.stat().st_size:,} bytes: too big for a game record")
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read the record {str(p)!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("latin-1") if b"\x00" not in raw else ""
+        except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
+            text = ""
+        if not text:
+            raise RecordError(f"{str(p)!r} is not a text file: not a game record") from None
+    return parse_match(text, kind, str(p))
+
+
+def format_match(match: MatchRecord, fmt: str) -> str:
+    """``match`` as ``.mat`` or gnubg ``.sgf`` text."""
+    if fmt == "mat":
+        return format_mat(match.games, match.names, match.length, jacoby=None if match.length else match.jacoby)
+    if fmt == "sgf":
+        from bgbot.formats.sgf import format_sgf
+
+        return format_sgf(match)
+    raise RecordError(f"a record format is 'mat' or 'sgf', got {fmt!r}")
+
+
+def write_match(path: str | Path, match: MatchRecord, fmt: str | None = None) -> Path:
+    """Write ``match`` to ``path`` as ``.mat`` or ``.sgf`` (from the suffix unless ``fmt``), atomically."""
+    return write_text_atomic(path, format_match(match, record_format(path, fmt)))
