@@ -321,6 +321,17 @@ class Engine:
         d = None if dice is None else parse_dice(dice)
         return engine_rollout(self, p, d, cs, settings or RolloutSettings(), **options)
 
+    def analyse(self, match: Any, ply: int = 2, **kwargs: Any) -> Any:
+        """Grade every checker play and cube action of a replayed match record at ``ply``.
+
+        ``match`` is a :class:`~bgbot.formats.records.MatchRecord` (``bgbot.read_match(path)``);
+        returns a :class:`~bgbot.engine.analyse.MatchAnalysis`.  Keyword arguments go to
+        :func:`bgbot.engine.analyse.analyse_match` (``thresholds``, ``luck``, ``progress``).
+        """
+        from bgbot.engine.analyse import analyse_match
+
+        return analyse_match(self, match, ply, **kwargs)
+
 
 def position_ids(pos: Position, state: MatchState | None = None, **fields: object) -> str:
     """``Position ID: ...   XGID=...`` for a position (side on roll's view) and its optional state."""
