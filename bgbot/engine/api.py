@@ -26,9 +26,11 @@ import numpy as np
 from bgbot.engine.cube import (
     BEAROFF_X,
     CubeDecision,
+    cube_efficiencies,
     cube_efficiency,
     match_cube_decision,
     money_cube_decision,
+    money_optimal_equities,
 )
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
@@ -218,13 +220,21 @@ class Engine:
             crawford=cs.crawford,
             jacoby=cs.jacoby,
         )
+        # every candidate at once (a roll has at least one: not moving is a candidate): the
+        # opponent's probabilities and cube efficiency after each play
+        boards = np.stack([c.result.array() for c in a.candidates])
+        opp_probs = flip_probs(np.asarray([c.probs for c in a.candidates], dtype=np.float64))
+        xs = cube_efficiencies(boards)
+        if cs.is_money:
+            opt = money_optimal_equities(opp_probs, xs, cube_value=theirs.cube, owner=theirs.owner,
+                                         jacoby=theirs.jacoby)
+            return rerank(a, [(-float(v), None) for v in opt], CUBEFUL_MONEY)
         values = []
-        for c in a.candidates:
-            opp_probs = flip_probs(np.asarray(c.probs, dtype=np.float64)[None, :])[0]
-            d = self._decision(c.result, theirs, opp_probs)
+        for c, probs, x in zip(a.candidates, opp_probs, xs, strict=True):
+            d = self._decision(c.result, theirs, probs, float(x))
             mwc = None if d.mwc_optimal is None else 1.0 - d.mwc_optimal
             values.append((-d.equity_optimal, mwc))
-        return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
+        return rerank(a, values, CUBEFUL_MATCH)
 
     def cube_action(
         self,

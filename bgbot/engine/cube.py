@@ -64,8 +64,10 @@ opponent owns the cube.  In those cases the action is ``'no_double'`` and
 ``equity_double_pass`` and ``take_point`` are ``None``; when it is legal but
 pointless (dead cube, post-Crawford leader) they are still computed.
 
-This module imports neither torch nor the move generator; it only needs
-:mod:`bgbot.engine.met` and the standard library.
+This module imports neither torch nor the move generator; it needs
+:mod:`bgbot.engine.met`, numpy (the batched money equities checker play ranks
+by: :func:`money_optimal_equities`, :func:`cube_efficiencies`) and the
+position classes of :mod:`bgbot.rules.position`.
 """
 
 from __future__ import annotations
@@ -77,9 +79,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
 from bgbot.rules.matchstate import MAX_CUBE, OWNERS, Owner
+from bgbot.rules.position import PositionClass, classify_boards, pip_counts
 
 __all__ = [
     "ACTIONS",
@@ -94,11 +100,13 @@ __all__ = [
     "CubeDecision",
     "InvalidCubeError",
     "Owner",
+    "cube_efficiencies",
     "cube_efficiency",
     "cubeful_equity",
     "match_cube_decision",
     "match_cubeful_mwc",
     "money_cube_decision",
+    "money_optimal_equities",
     "race_cube_efficiency",
     "take_point_money",
 ]
@@ -444,6 +452,72 @@ def money_cube_decision(
     action = _classify(nd, dt, dp, p[1] > 0.0)
     tp = _money_take_point(p, xv)
     return CubeDecision(action, nd, dt, dp, max(nd, min(dt, dp)), tp, True)
+
+
+def _money_live_batch(w: NDArray[np.float64], l_: NDArray[np.float64], p: NDArray[np.float64], owner: str,
+                      jacoby: bool) -> NDArray[np.float64]:
+    # _money_live on arrays (the same pieces, chosen with np.where; no piece divides by zero for w, l >= 1)
+    tp = (l_ - 0.5) / (w + l_ + 0.5)
+    cp = (l_ + 1.0) / (w + l_ + 0.5)
+    if owner == "center":
+        low = np.full_like(p, -1.0) if jacoby else -l_ + (l_ - 1.0) * p / tp
+        high = np.ones_like(p) if jacoby else 1.0 + (w - 1.0) * (p - cp) / (1.0 - cp)
+        return np.where(p < tp, low, np.where(p < cp, -1.0 + 2.0 * (p - tp) / (cp - tp), high))
+    if owner == "me":
+        return np.where(p < cp, -l_ + (1.0 + l_) * p / cp, 1.0 + (w - 1.0) * (p - cp) / (1.0 - cp))
+    return np.where(p < tp, -l_ + (l_ - 1.0) * p / tp, -1.0 + (w + 1.0) * (p - tp) / (1.0 - tp))
+
+
+def _money_cubeful_batch(p: NDArray[np.float64], owner: str, x: NDArray[np.float64],
+                         jacoby: bool) -> NDArray[np.float64]:
+    # _money_cubeful on (N, 5) probabilities
+    jac = jacoby and owner == "center"
+    win, wg, wbg, lg, lbg = p.T
+    dead = 2.0 * win - 1.0 + (0.0 if jac else 1.0) * (wg - lg + wbg - lbg)
+    inside = (win > _P_EPS) & (win < 1.0 - _P_EPS)
+    ws = np.where(inside, win, 0.5)
+    w = 1.0 + (wg + wbg) / ws
+    l_ = 1.0 + (lg + lbg) / (1.0 - ws)
+    return np.where(inside, (1.0 - x) * dead + x * _money_live_batch(w, l_, ws, owner, jac), dead)
+
+
+def money_optimal_equities(
+    probs: NDArray[np.floating],
+    x: NDArray[np.floating] | float,
+    *,
+    cube_value: int = 1,
+    owner: Owner = "center",
+    jacoby: bool = False,
+) -> NDArray[np.float64]:
+    """Per row, :func:`money_cube_decision`'s ``equity_optimal`` for ``(N, 5)`` probabilities, in one pass.
+
+    Each row is the cubeless probabilities of *its* side on roll before its
+    roll, ``owner`` seen from that side, ``x`` the cube efficiency of each
+    row (or one for all).  This is what checker play ranks by: the value of
+    the best cube action of the side on roll after a move.  Normalised to
+    the cube.  Rows must be valid probabilities (the search makes them).
+    """
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    cube = _check_cube(cube_value, owner, match=False)
+    xv = np.broadcast_to(np.asarray(x, dtype=np.float64), p.shape[:1])
+    nd = _money_cubeful_batch(p, owner, xv, bool(jacoby))
+    if owner == "opp" or cube >= MAX_CUBE:
+        return nd
+    dt = 2.0 * _money_cubeful_batch(p, "opp", xv, False)
+    return np.maximum(nd, np.minimum(dt, 1.0))
+
+
+def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:
+    """gnubg's cube efficiency of each ``(N, 26)`` board (side on roll's view), as :func:`cube_efficiency` picks it.
+
+    0.68 with contact (crashed included), :data:`BEAROFF_X` when both sides are
+    home, :func:`race_cube_efficiency` of the side on roll's pips otherwise.
+    """
+    b = np.asarray(boards)
+    cls = classify_boards(b)
+    race = np.clip(_RACE_X_BASE + _RACE_X_PER_PIP * pip_counts(b)[:, 0], RACE_X_MIN, RACE_X_MAX)
+    contact = (cls == PositionClass.CONTACT) | (cls == PositionClass.CRASHED)
+    return np.where(contact, CONTACT_X, np.where(cls == PositionClass.BEAROFF, BEAROFF_X, race))
 
 
 # ---------------------------------------------------------------------------

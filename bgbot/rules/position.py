@@ -264,19 +264,34 @@ def classify(pos: Position) -> PositionClass:
     are on the board, or at most 6 besides those stacked beyond two on its
     1- and 2-points (checkers buried there no longer play).
     """
-    b = np.asarray(pos.board)
-    me_off, opp_off = pos.off()
-    if me_off == CHECKERS or opp_off == CHECKERS:
-        return PositionClass.OVER
-    if not bool(has_contact(b)):
-        return PositionClass.BEAROFF if bool(all_home(b)) else PositionClass.RACE
-    for side in (b, flip(b)):
-        mine = np.clip(side, 0, None)
-        total = int(mine.sum())
-        buried = max(int(mine[1]) - 2, 0) + max(int(mine[2]) - 2, 0)
-        if total <= CRASHED_CHECKERS or total - buried <= CRASHED_CHECKERS:
-            return PositionClass.CRASHED
-    return PositionClass.CONTACT
+    return PositionClass(int(classify_boards(np.asarray(pos.board, dtype=np.int8)[None, :])[0]))
+
+
+def classify_boards(boards: NDArray[np.integer]) -> NDArray[np.int8]:
+    """:func:`classify` of every row of ``(N, 26)`` boards at once: ``(N,)`` :class:`PositionClass` codes."""
+    b = np.asarray(boards, dtype=np.int16)
+    mine = np.clip(b, 0, None)
+    theirs = np.clip(-b, 0, None)[:, ::-1]  # the opponent's checkers in its own numbering
+    out = np.full(b.shape[0], PositionClass.CONTACT, dtype=np.int8)
+    crashed = np.zeros(b.shape[0], dtype=bool)
+    for side in (mine, theirs):
+        total = side.sum(axis=1)
+        buried = np.maximum(side[:, 1] - 2, 0) + np.maximum(side[:, 2] - 2, 0)
+        crashed |= (total <= CRASHED_CHECKERS) | (total - buried <= CRASHED_CHECKERS)
+    out[crashed] = PositionClass.CRASHED
+    race = ~has_contact(b)
+    out[race] = np.where(all_home(b[race]), PositionClass.BEAROFF, PositionClass.RACE)
+    over = (mine.sum(axis=1) == 0) | (theirs.sum(axis=1) == 0)
+    out[over] = PositionClass.OVER
+    return out
+
+
+def pip_counts(boards: NDArray[np.integer]) -> NDArray[np.int64]:
+    """``(N, 2)`` pip counts of ``(N, 26)`` boards: (side on roll, opponent), a checker on the bar counting 25."""
+    b = np.asarray(boards, dtype=np.int64)
+    idx = np.arange(NUM_SLOTS)
+    return np.stack([(np.clip(b, 0, None) * idx).sum(axis=1), (np.clip(-b, 0, None) * (25 - idx)).sum(axis=1)],
+                    axis=1)
 
 
 class GameKind(enum.IntEnum):
