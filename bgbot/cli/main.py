@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bgbot.cli.analyse import add_parser as add_analyse_parser
 from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import BgbotError, ConfigError, ascii_int
 
@@ -131,6 +132,16 @@ def _whole(text: str) -> int:
         return ascii_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _seed(text: str) -> int:
+    """A seed option: a whole number 0..2**63-1 (numpy's generators refuse negative seeds)."""
+    from bgbot.config import check_seed
+
+    try:
+        return check_seed(ascii_int(text))
+    except ValueError as exc:  # ConfigError is a ValueError
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _one_torch_thread() -> None:
@@ -378,7 +389,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
-    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0)")
     s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
@@ -402,7 +413,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
     s.add_argument("--match", type=_whole, default=0, metavar="N", help="a match to N points (default: money games)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
-    s.add_argument("--seed", type=_whole, help="dice seed (default: random)")
+    s.add_argument("--seed", type=_seed, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.set_defaults(func=_cmd_play)
@@ -452,7 +463,7 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
     )
     s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
     s.add_argument("--games", type=_whole, default=10, help="games to play (default 10)")
-    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0); random bots get seed+seat")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
     s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
     s.set_defaults(func=_cmd_chouette)
@@ -491,6 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_engine_commands(sub)
     add_rollout_parser(sub)
+    add_analyse_parser(sub)
     _add_pit_commands(sub)
     _add_chouette_command(sub)
     from bgbot.cli import serve as _serve_cli
@@ -503,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
     s.add_argument("--games", type=_whole, default=10_000, help="games, an even number (default 10000)")
     s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
-    s.add_argument("--seed", type=_whole, default=1)
+    s.add_argument("--seed", type=_seed, default=1)
     s.add_argument("--out", help="also write the result as JSON here")
     s.set_defaults(func=_cmd_yardstick)
     return p

@@ -1,0 +1,164 @@
+"""``bgbot analyse FILE [--ply N] [--json] [--html OUT]``: grade every decision of a recorded match.
+
+FILE is a Jellyfish ``.mat`` (gnubg's, eXtreme Gammon's or bgbot's pit export) or a gnubg ``.sgf``.
+Every game is replayed through the rules; each checker play and cube action is graded at ``--ply``
+(XG convention: 1-ply = the network alone) with match-aware cubeful equities
+(:mod:`bgbot.engine.analyse`).  The default output is text laid out like gnubg's match statistics;
+``--json`` prints everything as JSON; ``--html OUT`` also writes a report with a graph of player 0's
+match winning chance (or equity) over the match, as an embedded PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bgbot.engine.analyse import MatchAnalysis
+
+__all__ = ["add_parser", "html_report", "timeline_png"]
+
+
+def _whole(text: str) -> int:
+    from bgbot.errors import ascii_int
+
+    try:
+        v = ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return v
+
+
+def timeline_png(analysis: MatchAnalysis) -> bytes:
+    """A PNG of player 0's prospects before each turn: MWC in a match, equity + points won in money play."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    m = analysis.match
+    values = [v for _, v in analysis.timeline]
+    games = [g for g, _ in analysis.timeline]
+    fig, ax = plt.subplots(figsize=(9, 3.6), dpi=100)
+    try:
+        xs = list(range(1, len(values) + 1))
+        ax.plot(xs, [100 * v for v in values] if m.length else values, lw=1.4, color="#1f5fa8")
+        for k in range(1, len(games)):
+            if games[k] != games[k - 1]:
+                ax.axvline(k + 0.5, color="#999999", lw=0.8, ls="--")
+        if m.length:
+            ax.set_ylim(0, 100)
+            ax.axhline(50, color="#cccccc", lw=0.8)
+            ax.set_ylabel(f"{m.names[0]}'s MWC (%)")
+        else:
+            ax.axhline(0, color="#cccccc", lw=0.8)
+            ax.set_ylabel(f"{m.names[0]}'s equity + points")
+        ax.set_xlabel("turn (dashed lines: new game)")
+        ax.set_title(f"{m.names[0]} vs {m.names[1]}" + (f", {m.length}-point match" if m.length else ", money"))
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def html_report(analysis: MatchAnalysis, mistakes: int = 10) -> str:
+    """A self-contained HTML page: the statistics, each player's biggest mistakes, and the graph (embedded PNG)."""
+    png = base64.b64encode(timeline_png(analysis)).decode("ascii")
+    m = analysis.match
+    title = f"{m.names[0]} vs {m.names[1]}" + (f", {m.length}-point match" if m.length else ", money session")
+    rows = []
+    for i, p in enumerate(analysis.players):
+        for d in analysis.mistakes(i, mistakes):
+            dice = f"{d.dice[0]}{d.dice[1]}" if d.dice else ""
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{html.escape(str(x))}</td>"
+                    for x in (
+                        p.name,
+                        d.game,
+                        d.turn,
+                        dice,
+                        d.played,
+                        d.best,
+                        f"{d.error:.3f}",
+                        d.skill,
+                        d.position.gnubg_id(),
+                    )
+                )
+                + "</tr>"
+            )
+    table = "\n".join(rows) or "<tr><td colspan=9>no marked decision</td></tr>"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:sans-serif;margin:2em}} pre{{background:#f6f6f6;padding:1em}}
+table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;font-size:90%}}</style>
+</head><body>
+<h1>{html.escape(title)}</h1>
+<p>Analysed by bgbot at {analysis.ply}-ply (XG convention) in {analysis.seconds:.1f} s.</p>
+<img alt="match winning chance over the match" src="data:image/png;base64,{png}">
+<h2>Statistics</h2>
+<pre>{html.escape(analysis.text(mistakes=0))}</pre>
+<h2>Biggest mistakes</h2>
+<table><tr><th>player</th><th>game</th><th>turn</th><th>dice</th><th>played</th><th>better</th><th>EMG lost</th>
+<th>mark</th><th>position</th></tr>
+{table}
+</table>
+</body></html>
+"""
+
+
+def _cmd_analyse(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from tqdm import tqdm
+
+    from bgbot.engine.api import Engine
+    from bgbot.engine.search import check_ply
+    from bgbot.formats.records import read_match, write_text_atomic
+
+    ply = check_ply(args.ply)
+    match = read_match(args.file, args.format)
+    engine = Engine.load(args.checkpoint)
+    total = sum(len(g.actions) for g in match.games)
+    with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
+        analysis = engine.analyse(match, ply, luck=args.luck, progress=lambda n: bar.update(n - bar.n))
+    if args.html:
+        write_text_atomic(args.html, html_report(analysis, args.mistakes))
+    if args.json:
+        data: dict[str, Any] = analysis.to_dict(args.mistakes)
+        if args.html:
+            data["html"] = str(args.html)
+        print(json.dumps(data, indent=1))
+    else:
+        print(analysis.text(args.mistakes), end="")
+        if args.html:
+            print(f"\nHTML report: {args.html}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``bgbot analyse``."""
+    s = sub.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="grade every checker play and cube action of a .mat or .sgf match record",
+    )
+    s.add_argument("file", help="a Jellyfish .mat or gnubg .sgf record")
+    s.add_argument("--ply", default="2", help="analysis ply, 1-3 (XG numbering: 1 = the network; default 2)")
+    s.add_argument("--json", action="store_true", help="print the whole analysis as JSON")
+    s.add_argument("--html", metavar="OUT", help="also write an HTML report with a graph of the match")
+    s.add_argument("--format", choices=("mat", "sgf"), help="the record's format (default: from the file name)")
+    s.add_argument("--mistakes", type=_whole, default=5, help="biggest mistakes listed per player (default 5)")
+    s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True, help="luck analysis (default on)")
+    s.add_argument("--checkpoint", help="network file (default: the shipped model)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_analyse)
