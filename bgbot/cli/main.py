@@ -134,16 +134,6 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
-def _seed(text: str) -> int:
-    """A seed option: a whole number 0..2**63-1 (numpy's generators refuse negative seeds)."""
-    from bgbot.config import check_seed
-
-    try:
-        return check_seed(ascii_int(text))
-    except ValueError as exc:  # ConfigError is a ValueError
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _one_torch_thread() -> None:
     """The CLI answers one position at a time: if a torch network is in play, keep torch on one thread.
 
@@ -389,7 +379,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
-    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0)")
+    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0)")
     s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
@@ -413,7 +403,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
     s.add_argument("--match", type=_whole, default=0, metavar="N", help="a match to N points (default: money games)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
-    s.add_argument("--seed", type=_seed, help="dice seed (default: random)")
+    s.add_argument("--seed", type=_whole, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.set_defaults(func=_cmd_play)
@@ -463,7 +453,7 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
     )
     s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
     s.add_argument("--games", type=_whole, default=10, help="games to play (default 10)")
-    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0); random bots get seed+seat")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
     s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
     s.set_defaults(func=_cmd_chouette)
@@ -515,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
     s.add_argument("--games", type=_whole, default=10_000, help="games, an even number (default 10000)")
     s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
-    s.add_argument("--seed", type=_seed, default=1)
+    s.add_argument("--seed", type=_whole, default=1)
     s.add_argument("--out", help="also write the result as JSON here")
     s.set_defaults(func=_cmd_yardstick)
     return p
