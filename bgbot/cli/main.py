@@ -306,7 +306,7 @@ def _cmd_pit(args: argparse.Namespace) -> int:
     rules = Rules(cube=args.cube, jacoby=args.jacoby, auto_doubles=args.auto_doubles)
     cfg = PitConfig(
         games=args.games, match_length=args.match, rules=rules, seed=args.seed, workers=args.workers,
-        save_games=args.save_games,
+        save_games=args.save_games, record_format=args.record_format,
     )
     print(
         f"pit: A = {args.a}, B = {args.b}; {cfg.mode()}; {2 * cfg.pairs} "
@@ -358,8 +358,22 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
     bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
     _one_torch_thread()
-    play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby)
+    play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby,
+                  save=_play_record_path(args))
     return 0
+
+
+def _play_record_path(args: argparse.Namespace) -> Path | None:
+    """Where ``bgbot play`` saves the session: ``--save``, else ``$BGBOT_HOME/games`` (default ``~/.bgbot``)."""
+    import os
+    import time
+
+    if args.no_save:
+        return None
+    if args.save:
+        return Path(args.save)
+    home = Path(os.environ.get("BGBOT_HOME") or Path.home() / ".bgbot")
+    return home / "games" / f"play-{time.strftime('%Y%m%d-%H%M%S')}.mat"
 
 
 def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -383,6 +397,8 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
+    s.add_argument("--record-format", choices=("mat", "sgf"), default="mat",
+                   help="format of --save-games records: Jellyfish .mat (default) or gnubg .sgf")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_pit)
 
@@ -406,6 +422,9 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--seed", type=_whole, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    s.add_argument("--save", metavar="FILE",
+                   help="save the session as a .mat or .sgf record (default: ~/.bgbot/games/play-DATE.mat)")
+    s.add_argument("--no-save", action="store_true", help="do not save the session")
     s.set_defaults(func=_cmd_play)
 
 

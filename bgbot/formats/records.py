@@ -198,6 +198,7 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a record is an ordinary file
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -606,3 +607,54 @@ def format_match(match: MatchRecord, fmt: str) -> str:
 def write_match(path: str | Path, match: MatchRecord, fmt: str | None = None) -> Path:
     """Write ``match`` to ``path`` as ``.mat`` or ``.sgf`` (from the suffix unless ``fmt``), atomically."""
     return write_text_atomic(path, format_match(match, record_format(path, fmt)))
+
+
+class PlayedGame(RecordedGame, Protocol):
+    """A game as the turn loop returns it (:class:`bgbot.play.table.GameResult`): a record plus how it ended."""
+
+    @property
+    def how(self) -> str: ...
+    @property
+    def crawford(self) -> bool: ...
+
+
+def match_from_games(
+    games: Sequence[PlayedGame],
+    names: tuple[str, str],
+    match_length: int = 0,
+    *,
+    jacoby: bool = False,
+) -> MatchRecord:
+    """A :class:`MatchRecord` of games just played (players 0/1 as in the games; scores summed in order).
+
+    A game forfeited by a bot is recorded as a resignation worth the points
+    the referee gave; a game stopped unfinished keeps no result.
+    """
+    out: list[GameRecord] = []
+    score = [0, 0]
+    for k, g in enumerate(games, 1):
+        how: GameEnd = {"played": "played", "dropped": "dropped", "unfinished": "unfinished"}.get(g.how, "resigned")  # type: ignore[assignment]
+        out.append(
+            GameRecord(
+                number=k,
+                score=(score[0], score[1]),
+                crawford=bool(g.crawford),
+                actions=tuple(g.actions),
+                winner=g.winner,
+                points=g.points if g.winner is not None else 0,
+                how=how,
+                match_length=match_length,
+                jacoby=jacoby and not match_length,
+            )
+        )
+        if g.winner is not None:
+            score[g.winner] += g.points
+    n0, n1 = mat_name(names[0]), mat_name(names[1])
+    if n0 == n1:  # as format_mat does, so that the record reads back with the same names
+        n0, n1 = f"{n0[: MAX_NAME - 2]}_1", f"{n1[: MAX_NAME - 2]}_2"
+    return MatchRecord(
+        names=(n0, n1),
+        length=match_length,
+        games=tuple(out),
+        jacoby=jacoby and not match_length,
+    )

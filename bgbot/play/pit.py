@@ -53,7 +53,7 @@ class PitConfig:
     (:class:`~bgbot.play.table.Rules`: cube, Jacoby and automatic doubles for
     money, backgammon count, turn limit).  ``workers``: parallel processes.
     ``save_games``: a folder for ``.mat`` records (one file per game, or per
-    match).
+    match); ``record_format`` ``'mat'`` (default) or ``'sgf'`` (gnubg's SGF).
     """
 
     games: int = 100
@@ -62,8 +62,11 @@ class PitConfig:
     seed: int = 0
     workers: int = 1
     save_games: str | None = None
+    record_format: str = "mat"
 
     def __post_init__(self) -> None:
+        if self.record_format not in ("mat", "sgf"):
+            raise ConfigError(f"record_format must be 'mat' or 'sgf', got {self.record_format!r}")
         for name, lo in (("games", 1), ("match_length", 0), ("workers", 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -270,12 +273,21 @@ def _play_pairs(
 
                         specs = (spec_a, spec_b) if leg == 0 else (spec_b, spec_a)
                         names = (names_ab[0], names_ab[1]) if leg == 0 else (names_ab[1], names_ab[0])
-                        write_mat(
-                            save / f"pair{pair:05d}-{leg + 1}.mat", games, names,
-                            cfg.match_length, site="bgbot pit", jacoby=cfg.rules.jacoby if cfg.rules.cube else None,
-                            comments=(f"player 1: {specs[0].text}", f"player 2: {specs[1].text}",
-                                      f"duplicate pair {pair}, seed {cfg.seed}"),
-                        )
+                        if cfg.record_format == "sgf":
+                            from bgbot.formats.records import match_from_games, write_match
+
+                            write_match(
+                                save / f"pair{pair:05d}-{leg + 1}.sgf",
+                                match_from_games(games, names, cfg.match_length, jacoby=cfg.rules.jacoby),
+                            )
+                        else:
+                            write_mat(
+                                save / f"pair{pair:05d}-{leg + 1}.mat", games, names,
+                                cfg.match_length, site="bgbot pit",
+                                jacoby=cfg.rules.jacoby if cfg.rules.cube else None,
+                                comments=(f"player 1: {specs[0].text}", f"player 2: {specs[1].text}",
+                                          f"duplicate pair {pair}, seed {cfg.seed}"),
+                            )
                     emit(summary)
                     if fatal is not None:
                         emit(("fatal", fatal))

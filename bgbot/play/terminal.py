@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -195,12 +196,15 @@ def play_terminal(
     stdin: IO[str] | None = None,
     stdout: IO[str] | None = None,
     ask: Callable[[str], str | None] | None = None,
+    save: str | Path | None = None,
 ) -> tuple[int, int]:
     """Play a session at the terminal; returns the final score (you, bgbot).
 
     Money games go on until you say no (or quit); a match ends when someone
     reaches ``match_length``.  ``ask`` replaces reading lines from ``stdin``
-    (for tests driving the session).
+    (for tests driving the session).  ``save``: write the finished games to
+    this record (``.mat`` or ``.sgf`` by its suffix; you are player 0) and
+    print its path; a game left by ``quit`` is not in it.
     """
     out = stdout if stdout is not None else sys.stdout
     inp = stdin if stdin is not None else sys.stdin
@@ -227,23 +231,26 @@ def play_terminal(
     say("You are X (bottom; you move from your 24-point to your 1-point); bgbot is O. Type 'help' for help.")
     say(f"Dice seed {seed}.")
     observer = _narrate(say)
+    played: list[GameResult] = []
     try:
         if match_length:
             say(f"Match to {_plural(match_length, 'point')}.")
 
             def after(res: GameResult, sc: tuple[int, int]) -> None:
+                played.append(res)
                 score[0], score[1] = sc
                 say(_result_line(res) + f" Score: you {sc[0]}, bgbot {sc[1]} (match to {match_length}).")
 
             m = play_match(bots, match_length, lambda g: np.random.default_rng([seed, g]), rules,
-                           record=False, observer=observer, on_game=after)
+                           record=save is not None, observer=observer, on_game=after)
             if m.winner is not None:
                 say("You win the match!" if m.winner == HUMAN else "bgbot wins the match.")
         else:
             game = 0
             while True:
-                res = play_game(bots, np.random.default_rng([seed, game]), rules, record=False,
+                res = play_game(bots, np.random.default_rng([seed, game]), rules, record=save is not None,
                                      observer=observer)
+                played.append(res)
                 if res.winner is not None:
                     score[res.winner] += res.points
                 say(_result_line(res) + f" Total: you {score[0]}, bgbot {score[1]}.")
@@ -254,4 +261,9 @@ def play_terminal(
     except QuitSession:
         say("Bye.")
     say(f"Final score: you {score[0]}, bgbot {score[1]}.")
+    if save is not None and played:
+        from bgbot.formats.records import match_from_games, write_match
+
+        record = match_from_games(played, ("you", "bgbot"), match_length, jacoby=rules.jacoby)
+        say(f"Session saved to {write_match(save, record)} ('bgbot analyse' grades it).")
     return score[0], score[1]
