@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
 from bgbot.cli.rollout import add_parser as add_rollout_parser
-from bgbot.errors import BgbotError, ConfigError, ascii_int
+from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, quote_input
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
@@ -131,7 +132,17 @@ def _whole(text: str) -> int:
     try:
         return ascii_int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a whole number: {quote_input(text)}") from None
+
+
+def _seed(text: str) -> int:
+    """A seed option: a whole number 0..2**63-1 (numpy's generators refuse negative seeds)."""
+    from bgbot.config import check_seed
+
+    try:
+        return check_seed(ascii_int(text))
+    except ValueError as exc:  # ConfigError is a ValueError
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _one_torch_thread() -> None:
@@ -393,7 +404,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
-    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0)")
     s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
@@ -419,7 +430,7 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
     s.add_argument("--match", type=_whole, default=0, metavar="N", help="a match to N points (default: money games)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
-    s.add_argument("--seed", type=_whole, help="dice seed (default: random)")
+    s.add_argument("--seed", type=_seed, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
     s.add_argument("--save", metavar="FILE",
@@ -472,17 +483,29 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
     )
     s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
     s.add_argument("--games", type=_whole, default=10, help="games to play (default 10)")
-    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0); random bots get seed+seat")
+    s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0); random bots get seed+seat")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
     s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
     s.set_defaults(func=_cmd_chouette)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage block), the input in them bounded."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} -h)\n")
+
+
+def _one_line(message: str, limit: int = 4 * QUOTE_LIMIT) -> str:
+    text = message.replace("\r", " ").replace("\n", " ")
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bgbot`` command."""
     from bgbot import __version__
 
-    p = argparse.ArgumentParser(prog="bgbot", description="backgammon engine and self-play trainer")
+    p = _Parser(prog="bgbot", description="backgammon engine and self-play trainer")
     p.add_argument("--version", action="version", version=f"bgbot {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -524,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
     s.add_argument("--games", type=_whole, default=10_000, help="games, an even number (default 10000)")
     s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
-    s.add_argument("--seed", type=_whole, default=1)
+    s.add_argument("--seed", type=_seed, default=1)
     s.add_argument("--out", help="also write the result as JSON here")
     s.set_defaults(func=_cmd_yardstick)
     return p
@@ -554,13 +577,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BgbotError as exc:
-        print(f"bgbot: error: {exc}", file=sys.stderr)
+        print(f"bgbot: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bgbot: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the machine, not bgbot: a full disk, a read-only or missing folder
+        print(f"bgbot: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
