@@ -13,7 +13,7 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bgbot.errors import ConfigError, ascii_int
+from bgbot.errors import ConfigError, ascii_int, quote_input
 
 T = TypeVar("T")
 
@@ -74,6 +74,16 @@ def _coerce(name: str, value: Any, typ: Any) -> Any:
             return value
         raise ConfigError(f"config key {name!r} needs text, got {value!r}")
     return value
+
+
+MAX_SEED = 2**63 - 1  # seeds are whole numbers 0..MAX_SEED (numpy's generators refuse negative ones)
+
+
+def check_seed(seed: object, what: str = "seed") -> int:
+    """``seed`` if it is a whole number 0..:data:`MAX_SEED` (``ConfigError`` naming ``what`` otherwise)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"{what} must be a whole number 0..{MAX_SEED}, got {quote_input(seed)}")
+    return seed
 
 
 def build_config(cls: type[T], values: dict[str, Any], *, source: str = "config") -> T:

@@ -23,21 +23,32 @@ A spec names a bot and its options, ``KIND[:KEY=VALUE[,KEY=VALUE...]]``:
                                             on stdin/stdout (one FIBS board in, one line out)
 ``tcp:HOST:PORT``                           an engine listening there (e.g. ``bgbot serve-external``)
 ``ubgi:COMMAND LINE``                       any program speaking UBGI on stdin/stdout (e.g. ``bgbot ubgi``)
+``cmd:timeout=5:COMMAND``,                  the seconds each answer of a ``cmd:``/``tcp:`` engine
+``tcp:timeout=5:HOST:PORT``                 may take (default 60), in front of the command or address
 ==========================================  ======================================================
+
+Every value is checked when the spec is read (a ply out of range, a probability
+that is not one, a negative seed, a timeout that is not a positive number of
+seconds): a bad spec is a :class:`~bgbot.errors.ConfigError` before any game.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from bgbot.config import check_seed
 from bgbot.engine.api import Engine
-from bgbot.errors import ConfigError, ascii_int
+from bgbot.engine.search import check_ply
+from bgbot.errors import ConfigError, ascii_int, quote_input
 from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.play.bots.base import BaseBot, Bot
 from bgbot.play.bots.bgsage import BgsageBot, check_bgsage_ply, require_bgsage
-from bgbot.play.bots.fibsline import FibsLineBot, PipeEngineBot, TcpEngineBot
-from bgbot.play.bots.gnubg import GnubgBot, find_gnubg
+from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, FibsLineBot, PipeEngineBot, TcpEngineBot, check_timeout
+from bgbot.play.bots.gnubg import MAX_GNUBG_PLY, GnubgBot, find_gnubg
 from bgbot.play.bots.local import BgbotBot, PubevalBot, RandomBot
 from bgbot.rules.dice import Dice
 
@@ -66,8 +77,44 @@ _OPTIONS: dict[str, dict[str, type]] = {
     "random": {"seed": int, "double": float, "take": float},
 }
 _RAW_KINDS = ("cmd", "tcp", "ubgi")
+_RAW_OPTION = re.compile(r"\s*(timeout)\s*=\s*([^:]*):", re.IGNORECASE)  # cmd:timeout=5:COMMAND
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+
+
+def _gnubg_ply(label: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if not isinstance(value, int) or not 0 <= value <= MAX_GNUBG_PLY:
+            raise ConfigError(f"gnubg {label} must be 0..{MAX_GNUBG_PLY} (gnubg's numbering), got {value!r}")
+        return value
+
+    return check
+
+
+def _probability(label: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if not isinstance(value, float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{label} must be a probability 0..1, got {value!r}")
+        return value
+
+    return check
+
+
+# (kind, option) -> the check of its value (raises ConfigError saying what is wrong)
+_CHECKS: dict[tuple[str, str], Callable[[object], object]] = {
+    ("bgbot", "ply"): check_ply,
+    ("bgbot", "cube_ply"): check_ply,
+    ("gnubg", "ply"): _gnubg_ply("ply"),
+    ("gnubg", "cube_ply"): _gnubg_ply("cube_ply"),
+    ("gnubg", "timeout"): check_timeout,
+    ("bgsage", "ply"): lambda v: check_bgsage_ply(v),
+    ("bgsage", "cube_ply"): lambda v: check_bgsage_ply(v, "cube_ply"),
+    ("random", "seed"): lambda v: check_seed(v, "seed"),
+    ("random", "double"): _probability("double"),
+    ("random", "take"): _probability("take"),
+    ("cmd", "timeout"): check_timeout,
+    ("tcp", "timeout"): check_timeout,
+}
 
 
 @dataclass(frozen=True)
@@ -90,7 +137,7 @@ class BotSpec:
 
 
 def _bad(text: str, why: str) -> ConfigError:
-    return ConfigError(f"bad bot spec {text!r}: {why}")
+    return ConfigError(f"bad bot spec {quote_input(text)}: {why}")
 
 
 def _convert(text: str, key: str, value: str, typ: type) -> object:
@@ -111,6 +158,29 @@ def _convert(text: str, key: str, value: str, typ: type) -> object:
     return value
 
 
+def _checked(text: str, kind: str, key: str, value: object) -> object:
+    """``value`` if it is a possible value of option ``key`` of ``kind`` (``ConfigError`` quoting the spec)."""
+    check = _CHECKS.get((kind, key))
+    if check is None:
+        return value
+    try:
+        return check(value)
+    except ConfigError as exc:
+        raise _bad(text, str(exc)) from None
+
+
+def _raw_options(text: str, kind: str, rest: str) -> tuple[dict[str, object], str]:
+    """The ``KEY=VALUE:`` options in front of a ``cmd:``/``tcp:`` target, and the target."""
+    options: dict[str, object] = {}
+    while (m := _RAW_OPTION.match(rest)) is not None:
+        key = m.group(1).lower()
+        if key in options:
+            raise _bad(text, f"option {key!r} given twice")
+        options[key] = _checked(text, kind, key, _convert(text, key, m.group(2).strip(), float))
+        rest = rest[m.end() :]
+    return options, rest
+
+
 def parse_bot_spec(text: str) -> BotSpec:
     """Parse a spec like ``bgbot:ply=2``, ``gnubg:ply=0``, ``pubeval``, ``random`` or ``cmd:./engine``.
 
@@ -123,20 +193,21 @@ def parse_bot_spec(text: str) -> BotSpec:
     kind, _, rest = t.partition(":")
     kind = kind.strip().lower()
     if kind in _RAW_KINDS:
+        raw, rest = _raw_options(text, kind, rest) if kind in ("cmd", "tcp") else ({}, rest)
         if not rest.strip():
             raise _bad(text, f"'{kind}:' needs " + ("HOST:PORT" if kind == "tcp" else "a command line"))
         if kind == "tcp":
             host, _, port = rest.strip().rpartition(":")
             if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
                 raise _bad(text, "expected tcp:HOST:PORT with a port 1..65535")
-            return BotSpec(t, kind, (("host", host), ("port", int(port))))
+            return BotSpec(t, kind, (("host", host), ("port", int(port)), *raw.items()))
         try:
             argv = shlex.split(rest)
         except ValueError as exc:
             raise _bad(text, f"cannot split the command line: {exc}") from None
         if not argv:
             raise _bad(text, f"'{kind}:' needs a command line")
-        return BotSpec(t, kind, (("argv", tuple(argv)),))
+        return BotSpec(t, kind, (("argv", tuple(argv)), *raw.items()))
     if kind not in _OPTIONS:
         raise _bad(text, f"unknown bot {kind!r}; choose one of {', '.join([*_OPTIONS, *_RAW_KINDS])}")
     known = _OPTIONS[kind]
@@ -151,7 +222,7 @@ def parse_bot_spec(text: str) -> BotSpec:
             raise _bad(text, f"unknown option {key!r} for {kind} (known: {names})")
         if key in options:
             raise _bad(text, f"option {key!r} given twice")
-        options[key] = _convert(text, key, value.strip(), known[key])
+        options[key] = _checked(text, kind, key, _convert(text, key, value.strip(), known[key]))
     return BotSpec(t, kind, tuple(options.items()))
 
 
@@ -227,12 +298,14 @@ def make_bot(
             take=float(o.get("take", 1.0)),  # type: ignore[arg-type]
             name=label,
         )
+    timeout = float(o.get("timeout", DEFAULT_TIMEOUT))  # type: ignore[arg-type]
     if s.kind == "cmd":
-        return PipeEngineBot(list(o["argv"]), name=label)  # type: ignore[call-overload]
+        return PipeEngineBot(list(o["argv"]), timeout=timeout, name=label)  # type: ignore[call-overload]
     if s.kind == "ubgi":
         from bgbot.play.bots.ubgi import UbgiEngineBot
 
         return UbgiEngineBot(list(o["argv"]), name=label)  # type: ignore[call-overload]
     if s.kind == "tcp":
-        return TcpEngineBot(str(o["host"]), int(o["port"]), name=label)  # type: ignore[call-overload]
+        host, port = str(o["host"]), int(o["port"])  # type: ignore[call-overload]
+        return TcpEngineBot(host, port, timeout=timeout, name=label)
     raise _bad(s.text, f"unknown bot {s.kind!r}")

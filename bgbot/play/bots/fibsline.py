@@ -22,6 +22,7 @@ engine already listening (:class:`TcpEngineBot`, spec ``tcp:HOST:PORT``);
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import shlex
@@ -32,7 +33,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bgbot.errors import BgbotError, EngineError, IllegalMoveError, InvalidMoveError, ProtocolError
+from bgbot.errors import (
+    BgbotError,
+    ConfigError,
+    EngineError,
+    IllegalMoveError,
+    InvalidMoveError,
+    ProtocolError,
+    quote_input,
+)
 from bgbot.formats.fibs import format_fibs_board
 from bgbot.play.bots.base import BaseBot
 from bgbot.rules.dice import Dice
@@ -42,11 +51,21 @@ from bgbot.rules.moves import play_text
 from bgbot.rules.position import Position
 
 DEFAULT_TIMEOUT = 60.0
-_QUOTE = 120
+MAX_TIMEOUT = 86_400.0  # seconds: a day for one answer is the most an engine may be given
+MAX_REPLY = 4096  # characters of one reply line read from an engine (a move is about 30); longer lines fail
+MAX_MOVE_TEXT = 200  # characters a move reply may have; a longer one is refused unread
 
 
 def _quote(text: str) -> str:
-    return repr(text if len(text) <= _QUOTE else text[:_QUOTE] + "...")
+    return quote_input(text)
+
+
+def check_timeout(timeout: object) -> float:
+    """``timeout`` as seconds, a number > 0 and at most :data:`MAX_TIMEOUT` (``ConfigError`` otherwise)."""
+    value = float(timeout) if isinstance(timeout, int | float) and not isinstance(timeout, bool) else math.nan
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT:
+        raise ConfigError(f"timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT:g}, got {timeout!r}")
+    return value
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +185,15 @@ class LineChannel:
             if not chunk:
                 raise EngineError(f"{self.what} closed the connection (it died or quit)")
             self._buf += chunk
+            if b"\n" not in self._buf and len(self._buf) > MAX_REPLY:
+                # out of step from here on: an EngineError, so that the engine is restarted
+                head = self._buf[:MAX_REPLY].decode(errors="replace")
+                self._buf = b""
+                raise EngineError(f"{self.what} sent a line longer than {MAX_REPLY} characters: {_quote(head)}")
         line, self._buf = self._buf.split(b"\n", 1)
+        if len(line) > MAX_REPLY:
+            raise EngineError(f"{self.what} sent a line of {len(line)} characters (at most {MAX_REPLY}): "
+                              f"{_quote(line[:MAX_REPLY].decode(errors='replace'))}")
         return line.decode(errors="replace").rstrip("\r")
 
     def drain(self) -> None:
@@ -210,6 +237,8 @@ class FibsLineBot(BaseBot):
         reply = self._ask(engine_board(pos, state, dice=dice))
         if reply.lower().startswith("error"):
             raise ProtocolError(f"{self.name} answered {_quote(reply)} instead of a move")
+        if len(reply.strip()) > MAX_MOVE_TEXT:
+            raise ProtocolError(f"{self.name} answered {len(reply)} characters, not a move: {_quote(reply)}")
         return move_from_text(pos, dice, reply.strip(), legal)
 
     def double(self, pos: Position, state: MatchState) -> bool:
@@ -260,7 +289,7 @@ class PipeEngineBot(FibsLineBot):
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise EngineError(f"empty engine command {command!r}")
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.name = name or f"cmd:{shlex.join(self.argv)}"
         self._proc: subprocess.Popen[bytes] | None = None
         self._chan: LineChannel | None = None
@@ -303,7 +332,7 @@ class TcpEngineBot(FibsLineBot):
 
     def __init__(self, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT, name: str | None = None):
         self.host, self.port = host, int(port)
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.name = name or f"tcp:{host}:{port}"
         self._chan: LineChannel | None = None
         self._sock: socket.socket | None = None

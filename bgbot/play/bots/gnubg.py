@@ -23,7 +23,14 @@ import time
 from pathlib import Path
 
 from bgbot.errors import ConfigError, EngineError
-from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, FibsLineBot, LineChannel, _die_with_parent, _stop_process
+from bgbot.play.bots.fibsline import (
+    DEFAULT_TIMEOUT,
+    FibsLineBot,
+    LineChannel,
+    _die_with_parent,
+    _stop_process,
+    check_timeout,
+)
 
 GNUBG_PATH = "/usr/games/gnubg"
 INSTALL_HINT = "install it with `apt-get install -y gnubg` (Debian/Ubuntu; the program lands in /usr/games/gnubg)"
@@ -87,8 +94,8 @@ class GnubgBot(FibsLineBot):
         self.cube_ply = ply if cube_ply is None else cube_ply
         self.jacoby = bool(jacoby)
         self.cubeful = bool(cubeful)
-        self.timeout = timeout
-        self.start_timeout = start_timeout
+        self.timeout = check_timeout(timeout)
+        self.start_timeout = check_timeout(start_timeout)
         self.name = name or f"gnubg:ply={ply}"
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bgbot.config import check_seed
 from bgbot.engine.api import Engine
 from bgbot.engine.search import check_ply
 from bgbot.errors import ConfigError
@@ -40,9 +41,9 @@ class RandomBot(BaseBot):
 
     def __init__(self, seed: int = 0, *, double: float = 0.0, take: float = 1.0, name: str = "random") -> None:
         for label, p in (("double", double), ("take", take)):
-            if not 0.0 <= p <= 1.0:
+            if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0:
                 raise ConfigError(f"random bot: {label} must be a probability 0..1, got {p!r}")
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed, "random bot: seed"))
         self.p_double = float(double)
         self.p_take = float(take)
         self.name = name
