@@ -79,3 +79,24 @@ def test_fit_lowers_the_held_out_loss_and_saves_a_loadable_checkpoint(tmp_path: 
 def test_fit_without_data_is_a_clear_error(tmp_path: Path, init: Path) -> None:
     with pytest.raises(ConfigError, match="run generate first"):
         fit(init, tmp_path / "nothing", tmp_path / "fit", progress=False)
+
+
+def test_candidate_mode_keeps_the_best_plays_of_real_choices(tmp_path: Path, init: Path) -> None:
+    from bgbot.rules.movegen import successors_batch
+    from bgbot.rules.position import Position
+    from training.refine import _top_plays
+
+    start = Position.start().array()[None, :]
+    boards = np.repeat(start, 3, axis=0)
+    succ, parent = successors_batch(boards, np.array([[3, 1], [6, 6], [2, 1]]))
+    value = np.random.default_rng(1).random(len(succ))
+    rows = _top_plays(value, parent, np.array([True, False, True]), 3)
+    assert sorted(set(parent[rows].tolist())) == [0, 2] and len(rows) == 6
+    for g in (0, 2):
+        mine = value[parent == g]
+        assert sorted(value[rows][parent[rows] == g].tolist()) == sorted(mine)[-3:]
+    cfg = GenerateConfig(seed=5, chunk_size=64, parallel=16, keep=0.5, candidates=4)
+    generate(init, tmp_path / "run", 1, cfg, progress=False)
+    got, labels, _ = load_chunks(tmp_path / "run")
+    assert got.shape == (64, 26) and np.isfinite(labels).all()
+    assert not (got == start).all(axis=1).any()  # after-move positions, never the starting position

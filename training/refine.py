@@ -48,6 +48,7 @@ from tqdm import tqdm
 
 from bgbot.engine.search import BearoffEvaluator, lookahead_probs
 from bgbot.errors import CheckpointError, ConfigError
+from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
 from bgbot.eval.models import load_model
@@ -70,6 +71,7 @@ class GenerateConfig:
     explore: float = 0.05  # share of random moves in the sampling games
     keep: float = 0.25  # probability that a position before a roll is kept
     depth: int = 1  # lookahead of the label: 1 = XG 2-ply
+    candidates: int = 0  # > 0: keep the top-k plays of each kept roll instead of the position before it
 
 
 def _chunk_path(out: Path, k: int) -> Path:
@@ -86,16 +88,13 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     db = evaluator.db
     while n < cfg.chunk_size:
         keep = rng.random(g) < cfg.keep
-        if keep.any():
-            cand = boards[keep]
-            done, _ = terminal_probs(cand)
-            exact = db.is_bearoff(cand)
-            cand = cand[~done & ~exact]
-            got.append(cand)
-            n += len(cand)
+        if keep.any() and not cfg.candidates:
+            n += _add(got, boards[keep], db)
         dice = reroll_opening_doubles(rng, rng.integers(1, 7, size=(g, 2)), turn == 0)
         succ, parent = successors_batch(boards, dice)
         value = -equity(evaluator(succ))
+        if keep.any() and cfg.candidates:
+            n += _add(got, succ[_top_plays(value, parent, keep, cfg.candidates)], db)
         wild = rng.random(g) < cfg.explore
         value = np.where(wild[parent], rng.random(len(value)), value)
         choice = segment_argmax(value, parent, g)
@@ -108,6 +107,28 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     return np.concatenate(got)[: cfg.chunk_size]
 
 
+def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB) -> int:
+    """Append the rows of ``boards`` that need a network (no finished game, no exact bear-off)."""
+    done, _ = terminal_probs(boards)
+    rows = boards[~done & ~db.is_bearoff(boards)]
+    got.append(rows)
+    return len(rows)
+
+
+def _top_plays(value: NDArray[np.float64], parent: NDArray[np.int64], keep: NDArray[np.bool_], k: int,
+               ) -> NDArray[np.int64]:
+    """Rows of the ``k`` best plays (by ``value``) of each kept game that has a choice of at least two."""
+    rows = np.flatnonzero(keep[parent])
+    order = rows[np.lexsort((-value[rows], parent[rows]))]
+    p = parent[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = p[1:] != p[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+    rank = np.arange(len(order)) - start
+    choices = np.bincount(parent, minlength=len(keep))[p]
+    return order[(rank < k) & (choices > 1)]
+
+
 def generate(model: str | Path, out: str | Path, chunks: int, cfg: GenerateConfig, *, progress: bool = True) -> int:
     """Write chunks ``0 .. chunks-1`` that are missing under ``out/data``; returns how many were written."""
     out = Path(out)
@@ -118,6 +139,7 @@ def generate(model: str | Path, out: str | Path, chunks: int, cfg: GenerateConfi
     meta = {"model": str(model), "config": cfg.__dict__}
     if meta_path.exists():
         old = json.loads(meta_path.read_text())
+        old["config"] = {**GenerateConfig().__dict__, **old.get("config", {})}  # keys added since: defaults
         if old != meta:
             raise ConfigError(f"{str(out)!r} holds data made with {old}, not {meta}: choose another --out")
     else:
