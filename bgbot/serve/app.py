@@ -99,7 +99,7 @@ class _TooLarge(Exception):
 
 def _validation_message(err: dict[str, Any]) -> tuple[str, str]:
     loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query")]
-    name = ".".join(loc) or "body"
+    name = loc[0] if loc else "body"  # the request field; deeper parts name union members and list items
     msg = str(err.get("msg", "invalid"))
     if err.get("type") == "json_invalid":
         ctx = err.get("ctx") or {}

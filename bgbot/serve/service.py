@@ -166,11 +166,8 @@ class Service:
     @staticmethod
     def cube_state(state: MatchState | None, body: Any) -> CubeState:
         """The cube and score of the side on roll: the position's own, overridden by the request's fields."""
-        names = [
-            n
-            for n in ("cube", "owner", "match", "score", "crawford", "jacoby")
-            if getattr(body, n) not in (None, False)
-        ]
+        given = ("cube", "owner", "match", "score", "crawford", "jacoby")
+        names = [n for n in given if getattr(body, n) is not None and getattr(body, n) is not False]
         with field(names[0] if len(names) == 1 else "cube/owner/match/score" if names else "position"):
             return resolve_cube_state(
                 state,
