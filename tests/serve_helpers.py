@@ -1,0 +1,55 @@
+"""A real uvicorn serving bgbot on loopback, in a thread of the test process (ports 18500-18599)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from bgbot.engine.api import Engine
+from bgbot.serve.app import create_app
+from bgbot.serve.service import ServeConfig
+
+PORTS = range(18500, 18600)
+
+
+def free_port(start: int = 0) -> int:
+    """A port of this project's test range that nobody listens on now."""
+    for port in [p for p in PORTS if p >= PORTS.start + start] + list(PORTS):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 18500-18599")
+
+
+@contextmanager
+def live_server(engine: Engine, config: ServeConfig | None = None, offset: int = 0) -> Iterator[str]:
+    """Serve ``engine`` with uvicorn on 127.0.0.1; yields the base URL and stops the server afterwards."""
+    port = free_port(offset)
+    cfg = uvicorn.Config(
+        create_app(config or ServeConfig(), engine=engine),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+    )
+    server = uvicorn.Server(cfg)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"uvicorn did not start on port {port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
