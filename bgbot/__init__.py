@@ -59,6 +59,9 @@ _LAZY = {
     "parse_position_and_state": "bgbot.formats.parse",
     "Engine": "bgbot.engine.api",
     "load_model": "bgbot.eval.models",
+    "read_match": "bgbot.formats.records",
+    "write_match": "bgbot.formats.records",
+    "MatchRecord": "bgbot.formats.records",
 }
 
 __all__ = [

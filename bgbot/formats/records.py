@@ -106,7 +106,9 @@ def _move_text(action: RecordEntry) -> str:
                 parts.append(f"{s}/{t}{'*' if t in hits else ''}")
                 hits.discard(t)  # like gnubg, mark only the first checker landing on the hit point
             return head + " ".join(parts)
-    raise ValueError(f"the recorded move of {action.position.gnubg_id()} is not legal: corrupt record")
+    raise RecordMoveError(
+        f"the recorded move of {action.position.gnubg_id()!r} with {head.strip(': ')} is not legal: corrupt record"
+    )
 
 
 def _entries(game: RecordedGame) -> list[tuple[int, str]]:
@@ -132,10 +134,15 @@ def format_game(game: RecordedGame, names: tuple[str, str], score: tuple[int, in
         if player != len(slots) % 2:
             slots.append("")
         slots.append(text)
+    plural = "s" if game.points != 1 else ""
+    # gnubg writes the result of a double player 0 dropped on the drop's line (its importer needs it there)
+    wins_inline = game.winner == 1 and bool(game.actions) and game.actions[-1].kind == "drop" and len(slots) % 2 == 1
+    if wins_inline:
+        slots.append(f" Wins {game.points} point{plural}")
     for k in range(0, len(slots), 2):
         right = slots[k + 1] if k + 1 < len(slots) else ""
         lines.append(f"{k // 2 + 1:3d}) {slots[k].ljust(_LEFT - 1)} {right}".rstrip())
-    if game.winner is not None:
+    if game.winner is not None and not wins_inline:
         plural = "s" if game.points != 1 else ""
         indent = " " * 6 if game.winner == 0 else " " * 34
         lines.append(f"{indent}Wins {game.points} point{plural}")
@@ -628,7 +635,9 @@ def match_from_games(
     """A :class:`MatchRecord` of games just played (players 0/1 as in the games; scores summed in order).
 
     A game forfeited by a bot is recorded as a resignation worth the points
-    the referee gave; a game stopped unfinished keeps no result.
+    the referee gave; a game stopped unfinished keeps no result.  Dice are
+    kept highest first, as both formats write them, so that the record reads
+    back equal to itself.
     """
     out: list[GameRecord] = []
     score = [0, 0]
@@ -639,7 +648,7 @@ def match_from_games(
                 number=k,
                 score=(score[0], score[1]),
                 crawford=bool(g.crawford),
-                actions=tuple(g.actions),
+                actions=tuple(_high_first(a) for a in g.actions),
                 winner=g.winner,
                 points=g.points if g.winner is not None else 0,
                 how=how,
@@ -658,3 +667,9 @@ def match_from_games(
         games=tuple(out),
         jacoby=jacoby and not match_length,
     )
+
+
+def _high_first(a: RecordEntry) -> RecordEntry:
+    if a.dice is None or a.dice[0] >= a.dice[1]:
+        return a
+    return RecordEntry(a.player, a.kind, a.position, (a.dice[1], a.dice[0]), a.result, a.cube)
