@@ -115,3 +115,21 @@ def test_cubeful_ranking_equals_the_opponents_cube_decision_per_play() -> None:
             d = engine.cube_action(c.result, CubeState(cube=state.cube, owner=theirs, jacoby=state.jacoby),  # type: ignore[arg-type]
                                    probs=opp)
             assert c.equity == pytest.approx(-d.equity_optimal, abs=1e-9)
+
+
+def test_a_match_decision_without_its_take_point_has_the_same_equities() -> None:
+    from bgbot.engine.cube import match_cube_decision
+    from bgbot.engine.met import load_met
+
+    met = load_met()
+    probs = random_probs(np.random.default_rng(9), 60)
+    scores = [(7, 5, 3, 1, "center", False), (7, 2, 4, 2, "me", False), (5, 1, 3, 1, "center", True),
+              (9, 4, 4, 4, "opp", False), (3, 2, 1, 1, "center", False)]
+    for (length, a, b, cube, owner, crawford), p in zip(scores * 12, probs, strict=True):
+        full = match_cube_decision(p, met=met, match_length=length, away_me=a, away_opp=b, cube_value=cube,
+                                   owner=owner, crawford=crawford)  # type: ignore[arg-type]
+        fast = match_cube_decision(p, met=met, match_length=length, away_me=a, away_opp=b, cube_value=cube,
+                                   owner=owner, crawford=crawford, with_take_point=False)  # type: ignore[arg-type]
+        assert fast.take_point is None
+        assert (fast.action, fast.equity_optimal, fast.mwc_optimal) == (full.action, full.equity_optimal,
+                                                                       full.mwc_optimal)

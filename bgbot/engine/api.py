@@ -231,7 +231,7 @@ class Engine:
             return rerank(a, [(-float(v), None) for v in opt], CUBEFUL_MONEY)
         values = []
         for c, probs, x in zip(a.candidates, opp_probs, xs, strict=True):
-            d = self._decision(c.result, theirs, probs, float(x))
+            d = self._decision(c.result, theirs, probs, float(x), take_point=False)
             mwc = None if d.mwc_optimal is None else 1.0 - d.mwc_optimal
             values.append((-d.equity_optimal, mwc))
         return rerank(a, values, CUBEFUL_MATCH)
@@ -268,8 +268,13 @@ class Engine:
             check_ply(ply)
         return self._decision(p, cs, probs, x)
 
-    def _decision(self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None) -> CubeDecision:
-        """The cube decision of the side on roll in ``p`` from ``probs`` (also for a finished game: a dead cube)."""
+    def _decision(
+        self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None, *, take_point: bool = True
+    ) -> CubeDecision:
+        """The cube decision of the side on roll in ``p`` from ``probs`` (also for a finished game: a dead cube).
+
+        ``take_point=False`` skips a match decision's take-point search (ranking plays needs only the equities).
+        """
         xv = self.cube_efficiency(p) if x is None else x
         if cs.is_money:
             return money_cube_decision(probs, cube_value=cs.cube, owner=cs.owner, x=xv, jacoby=cs.jacoby)
@@ -284,6 +289,7 @@ class Engine:
             owner=cs.owner,
             crawford=cs.crawford,
             x=xv,
+            with_take_point=take_point,
         )
 
     def cube_state(self, state: CubeState | MatchState | None) -> CubeState:

@@ -76,7 +76,7 @@ import math
 import numbers
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -531,6 +531,8 @@ class _Score:
     a: int  # my away score
     b: int  # the opponent's away score
     crawford: bool  # the current game is the Crawford game
+    # me_after by points: one decision asks the same few table entries hundreds of times
+    _after: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def post_crawford(self) -> bool:
@@ -538,9 +540,12 @@ class _Score:
 
     def me_after(self, points: int) -> float:
         """My MWC after I win (points > 0) or lose (points < 0) that many points in this game."""
-        return self.met.mwc_after(
-            self.a, self.b, points, crawford=self.crawford, post_crawford=self.post_crawford
-        )
+        got = self._after.get(points)
+        if got is None:
+            got = self._after[points] = self.met.mwc_after(
+                self.a, self.b, points, crawford=self.crawford, post_crawford=self.post_crawford
+            )
+        return got
 
     def player_after(self, k: int, points: int) -> float:
         """MWC of player k (0 = me, 1 = opponent) after k wins (> 0) or loses (< 0) that many points."""
@@ -731,6 +736,7 @@ def match_cube_decision(
     owner: Owner = "center",
     crawford: bool = False,
     x: float = CONTACT_X,
+    with_take_point: bool = True,
 ) -> CubeDecision:
     """Match-play cube decision of the side on roll, before it rolls (gnubg's ``Cl2CfMatch`` model).
 
@@ -743,16 +749,20 @@ def match_cube_decision(
     ``'no_double'`` as well.  The MWCs of no double, double/take and
     double/pass are converted to equity by the linear map that sends "lose
     the cube value" to -1 and "win the cube value" to +1 (gnubg's
-    ``mwc2eq``), so double/pass is exactly 1.0.
+    ``mwc2eq``), so double/pass is exactly 1.0.  ``with_take_point=False``
+    leaves ``take_point`` None and skips its search (about 40 evaluations of
+    the model): checker play ranks by the optimal equity alone.
     """
     p, s, cube, xv = _match_inputs(probs, met, match_length, away_me, away_opp, cube_value, owner, crawford, x)
     try:
-        return _match_decision(p, s, cube, owner, xv)
+        return _match_decision(p, s, cube, owner, xv, with_take_point=with_take_point)
     except MetError as exc:
         raise InvalidCubeError(str(exc)) from None
 
 
-def _match_decision(p: _Probs, s: _Score, cube: int, owner: str, x: float) -> CubeDecision:
+def _match_decision(
+    p: _Probs, s: _Score, cube: int, owner: str, x: float, *, with_take_point: bool = True
+) -> CubeDecision:
     mwc_win, mwc_lose = s.me_after(cube), s.me_after(-cube)
 
     def to_eq(mwc: float) -> float:
@@ -777,7 +787,7 @@ def _match_decision(p: _Probs, s: _Score, cube: int, owner: str, x: float) -> Cu
     def dt_minus_dp(q: _Probs) -> float:
         return _match_cubeful(q, s, 2 * cube, "opp", x) - dp
 
-    tp = _take_point(_with_gammon_ratios(p), dt_minus_dp)
+    tp = _take_point(_with_gammon_ratios(p), dt_minus_dp) if with_take_point else None
     pointless = ""
     if s.a == 1 and s.b == 1:
         pointless = "double match point: only winning the game counts"
