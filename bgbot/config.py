@@ -123,6 +123,8 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
             values.update(tomllib.loads(p.read_text()))
         except FileNotFoundError:
             raise ConfigError(f"config file {str(p)!r} does not exist") from None
+        except OSError as exc:  # a folder, no permission, an I/O error
+            raise ConfigError(f"cannot read config file {str(p)!r}: {exc.strerror or exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {str(p)!r} is not valid TOML: {exc}") from None
     base = build_config(cls, values, source=f"config file {str(path)!r}" if path else "config")

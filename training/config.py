@@ -5,8 +5,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from bgbot.config import check_seed
 from bgbot.errors import ConfigError
-from bgbot.eval.encoding import DEFAULT_VERSION
+from bgbot.eval.encoding import DEFAULT_VERSION, ENCODING_VERSIONS
+from bgbot.eval.inference import ACTIVATIONS, check_hidden
+
+MAX_PARALLEL_GAMES = 65_536
+MAX_TURNS = 10_000
+MAX_LIVE_BYTES = 2**31  # the live games' move history, parallel_games * max_turns * 26 bytes, fits in 2 GiB
+MAX_COUNT = 10**12  # games, batch sizes and intervals beyond this are typing mistakes, not plans
 
 
 @dataclass(frozen=True)
@@ -32,20 +39,29 @@ class TrainConfig:
     init_from: str = ""  # start a fresh run from this checkpoint's weights (widened to encoding_version)
 
     def __post_init__(self) -> None:
+        check_seed(self.seed, "config key 'seed'")
+        check_hidden(self.hidden, ConfigError, "config key 'hidden' (hidden layer sizes)")
         checks = {
-            "games": self.games >= 0,
-            "parallel_games": self.parallel_games >= 1,
+            "games": 0 <= self.games <= MAX_COUNT,
+            "parallel_games": 1 <= self.parallel_games <= MAX_PARALLEL_GAMES,
+            "encoding_version": self.encoding_version in ENCODING_VERSIONS,
+            "activation": self.activation in ACTIVATIONS,
             "lr": math.isfinite(self.lr) and self.lr > 0,
             "lr_final": math.isfinite(self.lr_final) and self.lr_final > 0,
             "lam": math.isfinite(self.lam) and 0.0 <= self.lam <= 1.0,
-            "min_batch": self.min_batch >= 1,
+            "min_batch": 1 <= self.min_batch <= MAX_COUNT,
             "explore": 0.0 <= self.explore <= 1.0,
-            "checkpoint_every": self.checkpoint_every >= 1,
-            "eval_every": self.eval_every >= 0,
-            "eval_pairs": self.eval_pairs >= 1,
-            "threads": self.threads >= 0,
-            "max_turns": self.max_turns >= 10,
+            "checkpoint_every": 1 <= self.checkpoint_every <= MAX_COUNT,
+            "eval_every": 0 <= self.eval_every <= MAX_COUNT,
+            "eval_pairs": 1 <= self.eval_pairs <= MAX_COUNT,
+            "threads": 0 <= self.threads <= 1024,
+            "max_turns": 10 <= self.max_turns <= MAX_TURNS,
         }
         for key, ok in checks.items():
             if not ok:
                 raise ConfigError(f"config key {key!r} has a bad value {getattr(self, key)!r}")
+        if self.parallel_games * self.max_turns * 26 > MAX_LIVE_BYTES:
+            raise ConfigError(
+                f"parallel_games {self.parallel_games} x max_turns {self.max_turns} needs more than "
+                f"{MAX_LIVE_BYTES >> 30} GiB for the live games' history: lower one of them"
+            )

@@ -141,11 +141,26 @@ class Trainer:
             raise CheckpointError(f"checkpoint {str(path)!r} has no trainer state to resume from")
         from bgbot.config import build_config
 
+        if not isinstance(data["config"], dict) or not isinstance(data["trainer"], dict):
+            raise CheckpointError(f"checkpoint {str(path)!r} has a damaged config or trainer state")
         cfg = build_config(TrainConfig, {**data["config"], **(overrides or {})}, source=f"checkpoint {str(path)!r}")
         t = cls(cfg, out_dir, fresh=False)
-        t.net.load_state_dict(model.net.state_dict())
+        try:
+            t._restore(model.net, data["trainer"], path)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError) as exc:
+            msg = " ".join(str(exc).split())[:200]
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} has a damaged trainer state ({type(exc).__name__}: {msg})"
+            ) from None
+        return t
+
+    def _restore(self, net: ValueNet, st: dict[str, Any], path: str | Path) -> None:
+        """Take the weights, optimizer, RNG and live games of a checkpoint's trainer state ``st``."""
+        t, cfg = self, self.cfg
+        t.net.load_state_dict(net.state_dict())
         t.net.train()
-        st = data["trainer"]
         t.opt.load_state_dict(st["optimizer"])
         t.rng.bit_generator.state = json.loads(st["rng"])
         if st["boards"].shape[0] != cfg.parallel_games:
@@ -163,7 +178,17 @@ class Trainer:
             setattr(t, key, int(st[key]))
         t.elapsed = float(st["elapsed"])
         t.last_eval = json.loads(st["last_eval"]) if st.get("last_eval") else None
-        return t
+        g = cfg.parallel_games
+        shapes_ok = (
+            t.boards.shape == (g, 26) and t.ply.shape == (g,) and traj.ndim == 3 and traj.shape[0] == g
+            and traj.shape[1] <= cfg.max_turns and traj.shape[2] == 26 and bool((t.ply >= 0).all())
+            and bool((t.ply < cfg.max_turns).all()) and all(x.ndim == 2 and x.shape[1] == 26 for x in t.buf_x)
+            and all(y.ndim == 2 and y.shape[1] == 5 for y in t.buf_y)
+            and sum(len(x) for x in t.buf_x) == sum(len(y) for y in t.buf_y)
+        )
+        sides = [np.clip(s, 0, None).sum(axis=-1) for s in (t.boards, -t.boards)]
+        if not shapes_ok or any(int(n.max(initial=0)) > 15 for n in sides) or t.games_done < 0:
+            raise CheckpointError(f"checkpoint {str(path)!r} has a damaged trainer state (live games out of shape)")
 
     def save(self, path: str | Path) -> Path:
         """Write everything needed to continue exactly, atomically."""

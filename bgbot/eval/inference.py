@@ -26,11 +26,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.errors import CheckpointError
+from bgbot.errors import BgbotError, CheckpointError, quote_input
 from bgbot.eval.encoding import DEFAULT_VERSION, num_inputs
 
 MODEL_FORMAT = "bgbot-model-1"
 ACTIVATIONS = ("sigmoid", "relu", "tanh")
+MAX_HIDDEN_UNITS = 4096  # units of one hidden layer (the shipped models have 80-128)
+MAX_HIDDEN_LAYERS = 8
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,34 @@ class ModelSpec:
     activation: str = "sigmoid"
 
     def __post_init__(self) -> None:
+        if isinstance(self.encoding_version, bool) or not isinstance(self.encoding_version, int):
+            raise CheckpointError(f"encoding version must be a whole number, got {quote_input(self.encoding_version)}")
         num_inputs(self.encoding_version)
-        if self.activation not in ACTIVATIONS:
-            raise CheckpointError(f"unknown activation {self.activation!r}; choose one of {sorted(ACTIVATIONS)}")
-        if not self.hidden or any(int(h) < 1 for h in self.hidden):
-            raise CheckpointError(f"hidden layer sizes must be positive, got {self.hidden!r}")
+        if not isinstance(self.activation, str) or self.activation not in ACTIVATIONS:
+            raise CheckpointError(
+                f"unknown activation {quote_input(self.activation)}; choose one of {sorted(ACTIVATIONS)}"
+            )
+        check_hidden(self.hidden, CheckpointError)
+
+
+def check_hidden(
+    hidden: object, error: type[BgbotError] = CheckpointError, what: str = "hidden layer sizes"
+) -> tuple[int, ...]:
+    """``hidden`` if it is 1..:data:`MAX_HIDDEN_LAYERS` layer sizes, each 1..:data:`MAX_HIDDEN_UNITS` (else ``error``).
+
+    The bound keeps a bad config or model file from asking for terabytes.
+    """
+    ok = (
+        isinstance(hidden, tuple)
+        and 1 <= len(hidden) <= MAX_HIDDEN_LAYERS
+        and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HIDDEN_UNITS for h in hidden)
+    )
+    if not ok:
+        raise error(
+            f"{what} must be 1 to {MAX_HIDDEN_LAYERS} whole numbers 1..{MAX_HIDDEN_UNITS}, "
+            f"got {quote_input(hidden)}"
+        )
+    return hidden  # type: ignore[return-value]
 
 
 def _sigmoid(z: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -132,7 +157,9 @@ def read_npz(path: str | Path) -> tuple[NumpyNet, dict[str, Any]]:
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise CheckpointError(f"{q} is not a bgbot model of format {MODEL_FORMAT!r}")
     try:
-        spec = ModelSpec(int(meta["encoding_version"]), tuple(int(h) for h in meta["hidden"]), str(meta["activation"]))
+        hidden = meta["hidden"]
+        spec = ModelSpec(meta["encoding_version"], tuple(hidden) if isinstance(hidden, list) else hidden,
+                         meta["activation"])
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"model file {q} has no usable model description: {exc}") from None
     try:

@@ -33,7 +33,7 @@ import torch
 from numpy.typing import NDArray
 from torch import nn
 
-from bgbot.errors import CheckpointError
+from bgbot.errors import QUOTE_LIMIT, CheckpointError, quote_input
 from bgbot.eval.encoding import ENCODING_VERSIONS, num_inputs
 from bgbot.eval.inference import ModelSpec, NumpyNet
 
@@ -119,9 +119,9 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     if not isinstance(model, dict) or "encoding_version" not in model:
         raise CheckpointError(f"checkpoint {str(path)!r} has no model description")
     version = model["encoding_version"]
-    if version not in ENCODING_VERSIONS:
+    if isinstance(version, bool) or not isinstance(version, int) or version not in ENCODING_VERSIONS:
         raise CheckpointError(
-            f"checkpoint {str(path)!r} uses encoding version {version!r}, but this bgbot knows only "
+            f"checkpoint {str(path)!r} uses encoding version {quote_input(version)}, but this bgbot knows only "
             f"{sorted(ENCODING_VERSIONS)}"
         )
     return data
@@ -142,22 +142,37 @@ def _check_archive(path: Path) -> None:
 
 def net_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> ValueNet:
     """Build the network stored in a checkpoint dict read by :func:`read_checkpoint`."""
-    m = data["model"]
-    spec = ModelSpec(
-        encoding_version=int(m["encoding_version"]),
-        hidden=tuple(int(h) for h in m["hidden"]),
-        activation=str(m.get("activation", "sigmoid")),
-    )
-    net = ValueNet(spec)
+    m = data.get("model")
     try:
-        net.load_state_dict(data["state_dict"])
-    except (RuntimeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its model {m!r}: {exc}") from None
+        hidden = m["hidden"]  # type: ignore[index]
+        spec = ModelSpec(
+            encoding_version=m["encoding_version"],  # type: ignore[index]
+            hidden=tuple(hidden) if isinstance(hidden, list | tuple) else hidden,
+            activation=m.get("activation", "sigmoid"),  # type: ignore[union-attr]
+        )
+    except (KeyError, TypeError, AttributeError, CheckpointError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no usable model description: {exc}") from None
+    net = ValueNet(spec)
+    state = data.get("state_dict")
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"checkpoint {str(path)!r} has no state dict of tensors (its weights)")
+    try:
+        net.load_state_dict(state)
+    except (RuntimeError, KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} weights do not fit its model {quote_input(m)}: {_one_line(exc)}"
+        ) from None
     bad = [k for k, v in net.state_dict().items() if not bool(torch.isfinite(v).all())]
     if bad:
         raise CheckpointError(f"checkpoint {str(path)!r} has weights that are not finite numbers (NaN or inf) in {bad}")
     net.eval()
     return net
+
+
+def _one_line(exc: Exception) -> str:
+    """An exception's message on one line, bounded (torch's size-mismatch reports run to many lines)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 4 * QUOTE_LIMIT else text[: 4 * QUOTE_LIMIT] + "..."
 
 
 def widen_inputs(net: ValueNet, encoding_version: int) -> ValueNet:
