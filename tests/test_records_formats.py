@@ -326,3 +326,24 @@ def test_gnubg_imports_every_record_bgbot_writes(tmp_path: Path) -> None:
             assert (sx, so) == ours.score, path
             if ours.winner is not None:
                 assert winner == "XO"[ours.winner] and points == ours.points, (path, ours.number)
+
+
+def test_pit_saves_sgf_records_that_read_back(tmp_path: Path) -> None:
+    from bgbot.errors import ConfigError
+    from bgbot.play.pit import PitConfig, run_pit
+
+    out = tmp_path / "games"
+    report = run_pit(
+        "random:double=0.3,take=0.6",
+        "pubeval",
+        PitConfig(games=2, match_length=3, seed=2, save_games=str(out), record_format="sgf"),
+    )
+    files = sorted(out.glob("*.sgf"))
+    assert [f.name for f in files] == ["pair00000-1.sgf", "pair00000-2.sgf"]
+    assert report.matches is not None and report.matches["played"] == 2
+    for f in files:
+        m = read_match(f)
+        assert m.length == 3 and max(m.score) >= 3 and m.winner is not None
+        assert read_match(write_match(tmp_path / f"{f.stem}.mat", m)) == m
+    with pytest.raises(ConfigError, match="record_format"):
+        PitConfig(record_format="xml")
