@@ -45,6 +45,7 @@ that a roll costs one batched network call rather than 21 cubeful searches.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -413,15 +414,22 @@ def _close(d: CubeDecision) -> bool:
     return abs(nd - min(dt, dp)) <= CLOSE_CUBE or d.action.startswith("too_good")
 
 
-def _mwc_loss(d: CubeDecision, best: float, chosen: float) -> float | None:
-    """An EMG loss converted to MWC through the decision's own EMG <-> MWC map (linear, from its values)."""
-    if d.mwc_no_double is None or d.mwc_double_pass is None or d.equity_double_pass is None:
-        return None
-    span = d.equity_double_pass - d.equity_no_double
-    if abs(span) < 1e-12:
-        return None
-    slope = (d.mwc_double_pass - d.mwc_no_double) / span
-    return (best - chosen) * slope
+def _mwc_loss(d: CubeDecision, error: float) -> float | None:
+    """An EMG loss in match winning chance: EMG is linear in MWC at a given score and cube (gnubg's
+    ``mwc2eq``), so the slope comes from two of the decision's own (EMG, MWC) pairs.  None in money play."""
+    pairs = [
+        (e, m)
+        for e, m in (
+            (d.equity_no_double, d.mwc_no_double),
+            (d.equity_double_pass, d.mwc_double_pass),
+            (d.equity_double_take, d.mwc_double_take),
+        )
+        if e is not None and m is not None
+    ]
+    for (e0, m0), (e1, m1) in itertools.combinations(pairs, 2):
+        if abs(e1 - e0) > 1e-9:
+            return error * (m1 - m0) / (e1 - e0)
+    return None
 
 
 def analyse_match(
@@ -497,7 +505,7 @@ def _analyse_game(
                             nd,
                             best,
                             err,
-                            _mwc_loss(d, best, nd),
+                            _mwc_loss(d, err),
                             thresholds.mark(err),
                             False,
                             _close(d),
@@ -532,7 +540,7 @@ def _analyse_game(
                     chosen,
                     best,
                     err,
-                    _mwc_loss(d, best, chosen),
+                    _mwc_loss(d, err),
                     thresholds.mark(err),
                     False,
                     True,
@@ -564,9 +572,7 @@ def _analyse_game(
                     chosen,
                     best,
                     err,
-                    None
-                    if _mwc_loss(pending, -chosen, -best) is None
-                    else abs(_mwc_loss(pending, -chosen, -best) or 0.0),
+                    _mwc_loss(pending, err),
                     thresholds.mark(err),
                     False,
                     True,

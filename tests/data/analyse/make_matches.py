@@ -195,6 +195,8 @@ def marked_decisions(match: dict[str, Any]) -> list[dict[str, Any]]:
 
 def make(n: int, seed: int, out: Path) -> dict[str, Any]:
     gnubg.command("set threads 1")
+    # gnubg 1.07.001 reuses cached cubeful evaluations across match scores (tests/data/README.md, Caveats)
+    gnubg.command("set cache 0")
     gnubg.command("set rng mersenne")
     gnubg.command("set automatic game on")
     _analysis_settings()
