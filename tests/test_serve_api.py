@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -31,7 +32,7 @@ def engine() -> Engine:
 
 @pytest.fixture(scope="module")
 def client(engine: Engine) -> Iterator[TestClient]:
-    with TestClient(create_app(ServeConfig(ply=1, max_ply=2), engine=engine)) as c:
+    with TestClient(create_app(ServeConfig(ply=1, max_ply=2, timeout=300), engine=engine)) as c:
         yield c
 
 
@@ -92,6 +93,19 @@ def test_v1_eval_is_the_cli_json(client: TestClient, capsys: pytest.CaptureFixtu
     assert r.json() == cli_json(capsys, "eval", START, "--json", "--ply", "2")
     p = r.json()["probs"]
     assert 0.45 < p["win"] < 0.6 and p["win_backgammon"] <= p["win_gammon"] <= p["win"]
+
+
+def test_v1_analyse_is_the_cli_json(client: TestClient, capsys: pytest.CaptureFixture[str], data_dir: Path) -> None:
+    path = data_dir / "analyse" / "m03.mat"
+    r = client.post("/v1/analyse", json={"record": path.read_text(), "ply": 1, "mistakes": 3})
+    assert r.status_code == 200, r.text
+    got, want = r.json(), cli_json(capsys, "analyse", str(path), "--ply", "1", "--json", "--mistakes", "3", "--quiet")
+    for d in (got, want):  # the time taken and the file's name are the only fields that differ
+        d.pop("seconds")
+        d["match"].pop("source")
+    assert got == want
+    bad = client.post("/v1/analyse", json={"record": "1 point match\n\n Game 1\n nonsense 1: 99/1"})
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "record"
 
 
 def test_default_ply_is_the_servers(client: TestClient) -> None:

@@ -30,7 +30,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from bgbot import __version__
 from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError, RequestLimitError, quote_input
-from bgbot.serve.schema import SCHEMA_VERSION, BotBody, CubeBody, EvalBody, MoveBody, MovesBody, ShowBody
+from bgbot.serve.schema import (
+    SCHEMA_VERSION,
+    AnalyseBody,
+    BotBody,
+    CubeBody,
+    EvalBody,
+    MoveBody,
+    MovesBody,
+    ShowBody,
+)
 from bgbot.serve.service import FieldError, ServeConfig, Service
 from bgbot.serve.wildbg import wildbg_eval, wildbg_move
 
@@ -57,22 +66,24 @@ def _wildbg_error(status: int, message: str) -> JSONResponse:
 class BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 before the app reads it all."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, paths: dict[str, int] | None = None) -> None:
         self.app = app
-        self.limit = limit
+        self.default = limit
+        self.paths = paths or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.paths.get(scope.get("path", ""), self.default)
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        too_big = f"the request body is over the server's limit of {self.limit} bytes"
+        too_big = f"the request body is over the server's limit of {limit} bytes"
         if declared is not None:
             try:
                 size = int(declared)
             except ValueError:
                 size = -1
-            if size < 0 or size > self.limit:
+            if size < 0 or size > limit:
                 response = _error(413, "RequestLimitError", too_big, "body", content_length=declared.decode("latin-1"))
                 await response(scope, receive, send)
                 return
@@ -83,7 +94,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     raise _TooLarge(too_big)
             return message
 
@@ -225,6 +236,14 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         ply = s.ply(body.ply)
         return await s.run(lambda: s.eval(pos, ply))
 
+    @app.post(
+        "/v1/analyse", tags=["v1"], summary="Grade every decision of a .mat/.sgf match (as `bgbot analyse --json`)"
+    )
+    async def v1_analyse(body: AnalyseBody) -> dict[str, Any]:
+        s = service()
+        ply = s.ply(body.ply)
+        return await s.run(lambda: s.analyse(body.record, body.format, ply, body.mistakes, body.luck))
+
     @app.post("/v1/show", tags=["board"], summary="A position's board, IDs, pips and state (for drawing)")
     async def v1_show(body: ShowBody) -> dict[str, Any]:
         s = service()
@@ -298,7 +317,7 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    app.add_middleware(BodyLimit, limit=cfg.max_body)
+    app.add_middleware(BodyLimit, limit=cfg.max_body, paths={"/v1/analyse": cfg.max_record_body})
     return app
 
 

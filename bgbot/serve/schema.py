@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 POSITION_MAX = 400  # characters: a FIBS board line is about 150; anything much longer is not a position
+RECORD_MAX = 1_000_000  # characters of a match record for /v1/analyse (a long match's .mat is ~100 kB)
 SCHEMA_VERSION = 1
 
 Text = Annotated[StrictStr, Field(max_length=POSITION_MAX)]
@@ -84,3 +85,17 @@ class BotBody(_Body):
     dice: Dice | None = Field(None, description="the bot's dice; omitted: the server rolls them")
     ply: StrictInt | None = None
     seed: StrictInt | None = Field(None, ge=0, description="seed of the server's roll (repeatable games)")
+
+
+class AnalyseBody(_Body):
+    """``POST /v1/analyse``: grade every decision of a match record (as ``bgbot analyse --json``)."""
+
+    record: Annotated[StrictStr, Field(max_length=RECORD_MAX)] = Field(
+        description="the text of a Jellyfish .mat or gnubg .sgf match record"
+    )
+    format: Literal["mat", "sgf"] | None = Field(
+        None, description="the record's format (default: sgf if it starts with '(;')"
+    )
+    ply: StrictInt | None = None
+    mistakes: Annotated[StrictInt, Field(ge=0, le=100)] = Field(5, description="biggest mistakes listed per player")
+    luck: StrictBool = Field(True, description="the luck analysis (21 extra 1-ply searches a roll)")

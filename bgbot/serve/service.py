@@ -62,7 +62,8 @@ class ServeConfig:
     its evaluation before a 503; ``threads``: evaluation threads of each
     worker process; ``queue``: evaluations in flight (running or waiting)
     beyond which new ones are refused at once with a 503; ``max_body``: bytes
-    of a request body (larger is a 413).
+    of a request body (larger is a 413), ``max_record_body`` the same for
+    ``/v1/analyse``, whose body carries a whole match record.
     """
 
     ply: int = 1
@@ -71,6 +72,7 @@ class ServeConfig:
     threads: int = 2
     queue: int = 32
     max_body: int = 16_384
+    max_record_body: int = 1_100_000
     checkpoint: str | None = None
 
     def __post_init__(self) -> None:
@@ -80,7 +82,7 @@ class ServeConfig:
             raise ConfigError(
                 f"the default ply {self.ply!r} is deeper than the most a request may ask ({self.max_ply!r})"
             )
-        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256)):
+        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256), ("max_record_body", 256)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -199,6 +201,15 @@ class Service:
         """The ``bgbot eval --json`` answer."""
         with field("position"):
             return eval_answer(self.engine, pos, ply, self.engine.evaluate(pos, ply))
+
+    def analyse(self, record: str, fmt: str | None, ply: int, mistakes: int, luck: bool) -> dict[str, Any]:
+        """The ``bgbot analyse --json`` answer for the text of a .mat or .sgf record (``source`` is 'request')."""
+        from bgbot.formats.records import parse_match
+
+        kind = fmt or ("sgf" if record.lstrip().startswith("(;") else "mat")
+        with field("record"):
+            match = parse_match(record, kind, "request")
+            return self.engine.analyse(match, ply, luck=luck).to_dict(mistakes)  # type: ignore[no-any-return]
 
     @staticmethod
     def show(pos: Position, state: MatchState | None) -> dict[str, Any]:
