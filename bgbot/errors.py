@@ -133,3 +133,10 @@ class RecordMoveError(RecordError):
 
 class RequestLimitError(BgbotError):
     """A request beyond the limits of ``bgbot serve``: too large, too deep a ply, too slow, or too many at once."""
+
+
+# ---- outputs (issue 11) -------------------------------------------------------
+
+
+class OutputError(BgbotError):
+    """An output file or folder that cannot be written: under a file, not a folder, read-only, or a full disk."""
