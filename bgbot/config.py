@@ -1,19 +1,24 @@
-"""Frozen-dataclass configs read from TOML presets with ``key=value`` overrides.
+"""Frozen-dataclass configs read from TOML presets with ``key=value`` overrides, and the outputs runs write.
 
 Unknown keys, wrong types and unreadable files raise :class:`ConfigError`
-quoting the offending key, value or path.
+quoting the offending key, value or path.  An output file or folder that
+cannot be written raises :class:`~bgbot.errors.OutputError`, checked before
+the work starts (:func:`check_output_file`, :func:`check_output_dir`) and
+again when it is written (:func:`write_text_atomic`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 import tomllib
 import types
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bgbot.errors import ConfigError, ascii_int, quote_input
+from bgbot.errors import ConfigError, OutputError, ascii_int, quote_input
 
 T = TypeVar("T")
 
@@ -138,3 +143,72 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
 def config_to_dict(cfg: Any) -> dict[str, Any]:
     """A plain dict of a config dataclass (tuples as lists), for checkpoints and logs."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()}
+
+
+# ---- outputs ----------------------------------------------------------------
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why files cannot be written into ``folder`` (made if missing), or None when they can."""
+    if folder.exists() and not folder.is_dir():
+        return f"{quote_input(str(folder))} is not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".bgbot-write-test.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"{quote_input(str(folder))}: {_why(exc)}"
+    return None
+
+
+def check_output_dir(path: str | os.PathLike[str], what: str = "output folder") -> Path:
+    """Make ``path`` a folder files can be written into (created if missing); :class:`OutputError` otherwise.
+
+    Done before the work, so a typing mistake or a read-only disk is found
+    before hours of games rather than after.
+    """
+    p = Path(path)
+    why = _unwritable(p)
+    if why is not None:
+        raise OutputError(f"cannot write into the {what} {quote_input(str(p))}: {why}")
+    return p
+
+
+def check_output_file(path: str | os.PathLike[str], what: str = "output file") -> Path:
+    """Make sure ``path`` can be written (a regular file or none yet, in a writable folder); ``OutputError``."""
+    p = Path(path)
+    q = quote_input(str(p))
+    if p.exists() and not p.is_file():
+        raise OutputError(f"cannot write the {what} {q}: it exists and is not a regular file")
+    why = _unwritable(p.parent)
+    if why is not None:
+        raise OutputError(f"cannot write the {what} {q}: {why}")
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, what: str = "output file") -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename); ``OutputError``.
+
+    A reader (or a kill at any moment) sees the old file or the new one, never
+    half of one; a full disk leaves the old file and no temporary file behind.
+    """
+    p = check_output_file(path, what)
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+        tmp = None
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what} {quote_input(str(p))}: {_why(exc)}") from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return p

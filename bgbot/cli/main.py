@@ -47,11 +47,13 @@ def _import_training() -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from bgbot.config import load_config, parse_overrides
+    from bgbot.config import check_output_dir, load_config, parse_overrides
 
     _import_training()
     from training.config import TrainConfig
     from training.selfplay import run
+
+    check_output_dir(args.out, "run folder (--out)")
 
     if args.resume:
         run(TrainConfig(), args.out, resume=args.resume, until=args.games, progress=not args.quiet,
@@ -72,6 +74,9 @@ def _cmd_yardstick(args: argparse.Namespace) -> int:
 
     if args.games < 2 or args.games % 2:
         raise ConfigError(f"--games must be an even number >= 2 (pairs of duplicate games), got {args.games!r}")
+    from bgbot.config import check_output_file, write_text_atomic
+
+    out = check_output_file(args.out, "--out file") if args.out else None  # before the games, not after
     model = load_model(args.checkpoint)
     opponent = {"pubeval": lambda: pubeval.choose, "random": lambda: random_chooser(args.seed + 1)}
     if args.opponent not in opponent:
@@ -81,14 +86,17 @@ def _cmd_yardstick(args: argparse.Namespace) -> int:
     record = {"checkpoint": str(model.path), "games_trained": model.data.get("games_trained"), "ply": 1,
               "opponent": args.opponent, "seed": args.seed, **res.as_dict()}
     print(f"bgbot 1-ply vs {args.opponent}: {res}")
-    if args.out:
-        Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    if out is not None:
+        write_text_atomic(out, json.dumps(record, indent=1) + "\n", "--out file")
     return 0
 
 
 def _cmd_build_bearoff(args: argparse.Namespace) -> int:
+    from bgbot.config import check_output_file
     from bgbot.eval.bearoff import build_bearoff
 
+    if args.path:
+        check_output_file(args.path, "bear-off database file")
     print(build_bearoff(args.path, progress=True))
     return 0
 
@@ -306,11 +314,9 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 def _cmd_pit(args: argparse.Namespace) -> int:
     import json
-    import os
-    from pathlib import Path
 
     from bgbot.play.bots import parse_bot_spec
-    from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.pit import PitConfig, PitReport, run_pit
     from bgbot.play.table import Rules
 
     spec_a, spec_b = parse_bot_spec(args.a), parse_bot_spec(args.b)
@@ -325,14 +331,18 @@ def _cmd_pit(args: argparse.Namespace) -> int:
         f"{cfg.workers} worker{'s' if cfg.workers > 1 else ''}",
         file=sys.stderr,
     )
-    report = run_pit(spec_a, spec_b, cfg, progress=not args.quiet)
+    from bgbot.config import check_output_file, write_text_atomic
+
+    out = check_output_file(args.out, "--out file") if args.out else None  # before any game, not after
+
+    def write(rep: PitReport) -> None:  # also after each finished leg: a pit killed outright keeps its games
+        if out is not None:
+            write_text_atomic(out, json.dumps(rep.to_dict(), indent=2) + "\n", "--out file")
+
+    report = run_pit(spec_a, spec_b, cfg, progress=not args.quiet, on_report=write)
     print(report.format())
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-        os.replace(tmp, out)
+    if out is not None:
+        write(report)
         print(f"results written to {out}", file=sys.stderr)
     if report.stopped and report.stopped.startswith("interrupted"):
         return 130

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bgbot.config import check_output_dir
 from bgbot.errors import BgbotError, ConfigError, EngineError
 from bgbot.play.bots import Bot, BotSpec, make_bot, parse_bot_spec, prepare_bot
 from bgbot.play.match import play_match
@@ -493,20 +494,24 @@ def run_pit(
     cfg: PitConfig = PitConfig(),
     *,
     progress: bool = False,
+    on_report: Callable[[PitReport], None] | None = None,
 ) -> PitReport:
     """Play the duel ``cfg`` describes between bots ``a`` and ``b``; the report is from A's view.
 
     Bad specs raise :class:`~bgbot.errors.ConfigError`; a bot that cannot be
     started at all (gnubg missing, bad checkpoint) raises its error before
     any game.  Faults during the duel are reported, not raised.  Ctrl-C
-    stops the duel and returns the results so far.
+    stops the duel and returns the results so far.  ``on_report`` is given
+    the report of the legs finished so far as they finish (its ``stopped``
+    says the pit is still running), at most 10% of the time spent on it, so
+    that a pit killed outright keeps its finished games in what it wrote.
     """
     spec_a = a if isinstance(a, BotSpec) else parse_bot_spec(a)
     spec_b = b if isinstance(b, BotSpec) else parse_bot_spec(b)
     prepare_bot(spec_a)
     prepare_bot(spec_b)
     if cfg.save_games:
-        Path(cfg.save_games).mkdir(parents=True, exist_ok=True)
+        check_output_dir(cfg.save_games, "--save-games folder")
     report = PitReport(a=spec_a.text, b=spec_b.text, mode=cfg.mode(), seed=cfg.seed, workers=cfg.workers)
     tally = _Tally(bool(cfg.match_length))
     total = 2 * cfg.pairs
@@ -514,12 +519,25 @@ def run_pit(
 
     bar = tqdm(total=total, unit="match" if cfg.match_length else "game", disable=not progress, smoothing=0.05)
     t0 = time.perf_counter()
+    last_write = [0.0, 0.0]  # when on_report last ran, and how long it took
+
+    def interim() -> None:
+        if on_report is None or time.perf_counter() - last_write[0] < 10 * last_write[1]:
+            return
+        start = time.perf_counter()
+        r = PitReport(a=report.a, b=report.b, mode=report.mode, seed=report.seed, workers=report.workers)
+        tally.fill(r)
+        r.elapsed_s = start - t0
+        r.stopped = report.stopped or "running: the pit had not finished when this report was written"
+        on_report(r)
+        last_write[:] = [time.perf_counter(), time.perf_counter() - start]
 
     def receive(item: object) -> None:
         if isinstance(item, LegSummary):
             tally.add(item)
             bar.update(1 if cfg.match_length else len(item.games))
             bar.set_postfix_str(f"A ppg {tally.ppg():+.3f}", refresh=False)
+            interim()
         elif isinstance(item, tuple) and item and item[0] == "fatal":
             report.stopped = report.stopped or str(item[1])
 
@@ -531,6 +549,8 @@ def run_pit(
             _run_workers(spec_a, spec_b, cfg, workers, receive, lambda: report.stopped is not None)
     except KeyboardInterrupt:
         report.stopped = "interrupted (Ctrl-C or SIGTERM)"
+    except OSError as exc:  # a game record that cannot be written (full disk): keep what was played
+        report.stopped = f"stopped: cannot write a game record: {exc}"
     finally:
         bar.close()
     report.elapsed_s = time.perf_counter() - t0
