@@ -141,7 +141,8 @@ def serve_stdio(bot: Bot, stdin: IO[str] | None = None, stdout: IO[str] | None =
 
 MAX_LINE = 4096  # characters: a FIBS board line is about 150; anything longer is refused
 IDLE_TIMEOUT = 600.0  # seconds a connection may stay silent (gnubg thinks between its own moves)
-MAX_CLIENTS = 16  # connections served at once; more are told so and closed
+MAX_CLIENTS = 64  # connections served at once (a thread each); more are told so and closed
+LISTEN_BACKLOG = 128  # connections the kernel queues before they are accepted (socketserver's default is 5)
 
 
 def serve_external(
@@ -189,7 +190,8 @@ def serve_external(
         def handle(self) -> None:
             peer = f"{self.client_address[0]}:{self.client_address[1]}"
             if not clients.acquire(blocking=False):
-                self.wfile.write(f"Error: busy, {max_clients} connections already\n".encode())
+                with contextlib.suppress(OSError):
+                    self.wfile.write(f"Error: busy, {max_clients} connections already\n".encode())
                 say(f"connection from {peer} refused: {max_clients} connections already")
                 return
             say(f"connection from {peer}")
@@ -217,6 +219,7 @@ def serve_external(
     class Server(socketserver.ThreadingTCPServer):
         allow_reuse_address = True
         daemon_threads = True
+        request_queue_size = LISTEN_BACKLOG
 
     try:
         srv = Server((host, port), Handler)

@@ -407,8 +407,9 @@ def parse_gnubg_position_id(text: str) -> Position:
 
     Raises :class:`~bgbot.errors.InvalidIdError` for a wrong length, characters
     outside base64, non-zero padding bits, a key that needs more than 80 bits
-    or has stray bits after the last point, more than 15 checkers a side, a
-    point held by both sides, or both sides on the bar against closed boards.
+    or has stray bits after the last point, no checkers at all, more than 15
+    checkers a side, a point held by both sides, or both sides on the bar
+    against closed boards.
     """
     t = base64_id_text(text, 14, "gnubg Position ID")
     q = quote_input(text)
@@ -423,6 +424,8 @@ def parse_gnubg_position_id(text: str) -> Position:
         raise InvalidIdError(f"gnubg Position ID {q} has stray bits after the last point")
     counts = [len(r) for r in runs[:50]]
     opp, me = counts[:25], counts[25:]
+    if not any(counts):
+        raise InvalidIdError(f"gnubg Position ID {q} has no checkers on the board (a position needs some)")
     if sum(opp) > CHECKERS or sum(me) > CHECKERS:
         raise InvalidIdError(
             f"gnubg Position ID {q} has {sum(me)} and {sum(opp)} checkers; at most 15 a side"
