@@ -17,12 +17,14 @@ import httpx
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service as ChromeService
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from serve_helpers import live_server
 
 from bgbot.engine.api import Engine
+from bgbot.rules.position import Position
 from bgbot.serve.service import ServeConfig
 
 CHROMIUM = "/usr/bin/chromium"
@@ -101,6 +103,26 @@ def test_analyse_a_pasted_position_and_click_the_best_move(driver: webdriver.Chr
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / "board.png"))
     assert (ARTIFACTS / "board.png").stat().st_size > 10_000
+
+
+def test_set_a_position_up_by_dragging_checkers(driver: webdriver.Chrome, base: str) -> None:
+    driver.get(base + "/")
+    wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board g[data-point]"))
+    driver.find_element(By.ID, "edit").click()
+
+    def drag(point: int, target: str) -> None:
+        checker = driver.find_element(By.CSS_SELECTOR, f"#board g[data-point='{point}'] circle")
+        goal = driver.find_element(By.CSS_SELECTOR, target)
+        ActionChains(driver).click_and_hold(checker).move_to_element(goal).release().perform()
+
+    drag(6, "#board polygon[data-point='5']")  # 6/5: a blot on our 5-point
+    want = Position.from_points({24: 2, 13: 5, 8: 3, 6: 4, 5: 1}, {24: 2, 13: 5, 8: 3, 6: 5}).gnubg_id()
+    wait(driver).until(lambda d: d.find_element(By.ID, "position").get_attribute("value") == want)
+    assert want in driver.find_element(By.ID, "ids").text
+    drag(8, "#board polygon[data-point='12']")  # the opponent's midpoint: refused, nothing changes
+    wait(driver).until(lambda d: "other side" in d.find_element(By.ID, "error").text)
+    assert driver.find_element(By.ID, "position").get_attribute("value") == want
+    driver.find_element(By.ID, "edit").click()
 
 
 def test_play_a_whole_game_against_bgbot(driver: webdriver.Chrome, base: str) -> None:

@@ -114,6 +114,8 @@ def test_default_ply_is_the_servers(client: TestClient) -> None:
 
 
 def test_show_moves_and_bot(client: TestClient) -> None:
+    by_hand = client.post("/v1/show", json={"board": list(Position.from_id(START).board)}).json()
+    assert by_hand["position"] == START and "state" not in by_hand
     s = client.post("/v1/show", json={"position": XGID_31}).json()
     assert s["position"] == START and s["board"] == list(Position.from_id(START).board)
     assert s["pips"] == [167, 167] and s["off"] == [0, 0] and s["state"]["dice"] == [3, 1]
@@ -332,6 +334,18 @@ CASES += [
     ("/v1/eval", {"position": "zz"}, 400, "position"),
     ("/v1/show", {"position": 3}, 422, "position"),
     ("/v1/show", {"position": "4HPwATDgc"}, 400, "position"),
+    ("/v1/show", {"board": [0] * 26}, 400, "board"),
+    ("/v1/show", {"board": [1] * 26}, 400, "board"),
+    (
+        "/v1/show",
+        {"board": [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, -1]},
+        400,
+        "board",
+    ),
+    ("/v1/show", {"board": [0] * 25}, 422, "board"),
+    ("/v1/show", {"board": ["1"] * 26}, 422, "board"),
+    ("/v1/show", {}, 400, "position"),
+    ("/v1/show", {"position": START, "board": list(Position.from_id(START).board)}, 400, "position"),
     ("/v1/moves", {"position": START}, 422, "dice"),
     ("/v1/moves", {"position": START, "dice": "77"}, 400, "dice"),
     ("/v1/play/bot", {"position": START, "seed": -1}, 422, "seed"),
@@ -341,6 +355,8 @@ CASES += [
 
 
 def _quoted(value: object) -> str:
+    if isinstance(value, list):
+        return repr(value[0]) if value else "[]"  # an item, quoted as a list, a tuple or alone
     return repr(value)[:40] if isinstance(value, str) and value else str(value)[:20]
 
 

@@ -247,6 +247,12 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
     @app.post("/v1/show", tags=["board"], summary="A position's board, IDs, pips and state (for drawing)")
     async def v1_show(body: ShowBody) -> dict[str, Any]:
         s = service()
+        if body.position is None and body.board is None:
+            raise FieldError("position", "give a position (text) or a board (26 counts)")
+        if body.position is not None and body.board is not None:
+            raise FieldError("position", f"give a position or a board, not both (position {body.position!r})")
+        if body.board is not None:
+            return s.show(s.board(body.board), None)
         pos, state = s.position(body.position)
         return s.show(pos, state)
 

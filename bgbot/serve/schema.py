@@ -66,9 +66,14 @@ class EvalBody(PositionBody):
 
 
 class ShowBody(_Body):
-    """``POST /v1/show``: a position's board (26 signed counts, side on roll), IDs, pips and state."""
+    """``POST /v1/show``: a position's board (26 signed counts, side on roll), IDs, pips and state.
 
-    position: Text
+    Give ``position`` (text) or ``board`` (26 signed counts: 1..24 the side on roll's points, its
+    checkers positive; 25 its bar; 0 the opponent's bar, negative), e.g. a board set up by hand.
+    """
+
+    position: Text | None = None
+    board: Annotated[list[StrictInt], Field(min_length=26, max_length=26)] | None = None
 
 
 class MovesBody(_Body):

@@ -154,6 +154,12 @@ class Service:
             return parse_position_and_state(text)
 
     @staticmethod
+    def board(counts: list[int]) -> Position:
+        """A position (side on roll's view) from the ``board`` field's 26 signed counts, checked by the rules."""
+        with field("board"):
+            return Position(counts)
+
+    @staticmethod
     def dice(value: object, state: MatchState | None = None, position: str = "") -> Dice:
         """The ``dice`` field, or the dice the position text carries (XGID)."""
         if value is None:

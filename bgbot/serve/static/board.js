@@ -37,7 +37,10 @@ function drawChecker(g, cx, cy, mine, label) {
     fill: mine ? "#222" : "#eee", "font-weight": 700}, label));
 }
 
+const shown = {board: null};  // the board on screen, from the side on roll's view
+
 function drawBoard(board, dice) {
+  shown.board = board.slice();
   const svg = $("board");
   svg.innerHTML = "";
   const inner = 6 * PW;
@@ -171,6 +174,85 @@ async function showResult(tr) {
   } catch (e) { showError(e); }
 }
 
+// ---- setting a position up by dragging checkers (edit mode); the server checks and names the result
+function svgPoint(evt) {
+  const svg = $("board");
+  const pt = svg.createSVGPoint();
+  pt.x = evt.clientX; pt.y = evt.clientY;
+  return pt.matrixTransform(svg.getScreenCTM().inverse());
+}
+
+function slotAt(x, y, mine) {  // the board slot under (x, y): 1..24, a bar (25 ours, 0 theirs) or "off"
+  const inner = 6 * PW, right = M + inner + BAR, tx = M + 2 * inner + BAR + 8;
+  if (x >= tx) return "off";
+  if (x >= M + inner && x < right) return mine ? 25 : 0;
+  const top = y < H / 2;
+  const clamp = (c) => Math.max(0, Math.min(5, c));
+  if (x < M + inner) { const c = clamp(Math.floor((x - M) / PW)); return top ? 13 + c : 12 - c; }
+  const c = clamp(Math.floor((x - right) / PW));
+  return top ? 19 + c : 6 - c;
+}
+
+function onCount(board, sign) {
+  let n = 0;
+  for (const v of board) if (v * sign > 0) n += Math.abs(v);
+  return n;
+}
+
+function startDrag(evt) {
+  if (!$("edit").checked || !shown.board) return;
+  const p = svgPoint(evt);
+  const g = evt.target.closest ? evt.target.closest("g[data-point]") : null;
+  let from, sign;
+  if (g) {
+    from = Number(g.dataset.point);
+    sign = Math.sign(shown.board[from]);
+  } else if (slotAt(p.x, p.y, true) === "off") {
+    from = "off";
+    sign = p.y > H / 2 ? 1 : -1;  // our borne-off checkers are at the bottom of the tray
+    if (onCount(shown.board, sign) >= 15) return;
+  } else return;
+  if (!sign) return;
+  evt.preventDefault();
+  const ghost = el("circle", {cx: p.x, cy: p.y, r: R, fill: sign > 0 ? "#f4efe1" : "#2b2b2b", opacity: 0.7,
+    "pointer-events": "none", id: "ghost"});
+  $("board").appendChild(ghost);
+  edit.drag = {from, sign, ghost};
+}
+
+function moveDrag(evt) {
+  if (!edit.drag) return;
+  const p = svgPoint(evt);
+  edit.drag.ghost.setAttribute("cx", p.x);
+  edit.drag.ghost.setAttribute("cy", p.y);
+}
+
+async function endDrag(evt) {
+  if (!edit.drag) return;
+  const {from, sign, ghost} = edit.drag;
+  edit.drag = null;
+  ghost.remove();
+  const p = svgPoint(evt);
+  const to = slotAt(p.x, p.y, sign > 0);
+  if (to === from) return;
+  const b = shown.board.slice();
+  if (from !== "off") b[from] -= sign;
+  if (to !== "off") {
+    if (b[to] * sign < 0) { showError(`point ${to} holds the other side's checkers`); return; }
+    b[to] += sign;
+  }
+  try {
+    const s = await api("/v1/show", {board: b});
+    showError("");
+    $("position").value = s.position;
+    drawBoard(s.board, dice());
+    $("ids").textContent = `Position ID: ${s.position}   ${s.xgid}\npips ${s.pips[0]} (on roll) - ${s.pips[1]}`;
+    $("moves").querySelector("tbody").innerHTML = "";
+  } catch (e) { showError(e); }
+}
+
+const edit = {drag: null};
+
 function roll() { return [1 + Math.floor(Math.random() * 6), 1 + Math.floor(Math.random() * 6)]; }
 
 // ---- a game against bgbot: the page keeps the position from the human's view; the server moves for the bot
@@ -257,6 +339,10 @@ function init() {
   $("analyse").addEventListener("click", analyse);
   $("roll").addEventListener("click", () => { const d = roll(); $("die1").value = d[0]; $("die2").value = d[1]; load(true); });
   $("newgame").addEventListener("click", newGame);
+  $("start").addEventListener("click", () => { $("position").value = START; load(false); });
+  $("board").addEventListener("pointerdown", startDrag);
+  window.addEventListener("pointermove", moveDrag);
+  window.addEventListener("pointerup", endDrag);
   $("position").addEventListener("keydown", (e) => { if (e.key === "Enter") load(false); });
   load(false);
 }
