@@ -146,9 +146,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument(
         "--stratify",
         type=_whole,
-        default=1296,
         choices=(0, 36, 1296),
-        help="stratified first rolls: 36 or 1296 (default) sequences, 0 none",
+        help="stratified first rolls: 36 or 1296 sequences, 0 none (default: 1296, or 36, whichever the trials fill)",
     )
     s.add_argument(
         "--bearoff-stop",

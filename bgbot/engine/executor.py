@@ -9,8 +9,9 @@ caller's business and must not depend on the number of workers; rollouts cut by 
 
 Executors (:func:`parse_executor`):
 
-* ``local`` (the default): a pool of ``workers`` spawned processes (default: every core); with one worker
-  the tasks run in this process.  The model reaches each process once, at its start.
+* ``local`` (the default): a pool of ``workers`` spawned processes (default: every core), one BLAS
+  thread each.  The model reaches each process once, at its start.  (Only a caller's in-memory
+  evaluator, with no model to ship, runs in this process.)
 * ``ray``: the same tasks as Ray tasks (``pip install -e ".[ray]"``), on the cluster ``ray.init()`` finds
   (``$RAY_ADDRESS``, or a new local one), or on the one already initialised in this process;
   ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (a cluster's GCS address) names one.  The model goes
@@ -28,6 +29,7 @@ The engine layer owns this module; it imports nothing above it (the evaluator co
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import importlib
 import json
@@ -364,9 +366,10 @@ def run_tasks(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Run ``tasks``, yielding ``(index, result)`` as each finishes (journal hits first, then in any order).
 
-    ``blob`` is the network every task names (all tasks share one model); ``evaluator`` may be given to
-    run in this process without a blob (one local worker only).  Closing the iterator early (a caller
-    that has enough) cancels the tasks not started.  Errors inside a task propagate.
+    ``blob`` is the network every task names (all tasks share one model), run by worker processes;
+    without one, ``evaluator`` runs the tasks in this process (one local worker only).  Closing the
+    iterator early (a caller that has enough) cancels the tasks not started.  Errors inside a task
+    propagate.  Ray gives each one-CPU task one BLAS thread (``OMP_NUM_THREADS=1``), as the pool does.
     """
     spec = parse_executor(executor)
     n_workers = default_workers() if workers is None else workers
@@ -394,10 +397,9 @@ def run_tasks(
         st.executed += 1
         return i, result
 
-    if spec.kind == "local" and n_workers == 1:
-        ev = evaluator if evaluator is not None else blob.evaluator()  # type: ignore[union-attr]
+    if blob is None:  # an in-memory evaluator: here, one task after the other
         for i in todo:
-            yield finished(i, run_task(tasks[i], ev))
+            yield finished(i, run_task(tasks[i], evaluator))  # type: ignore[arg-type]
         return
     if spec.kind == "local":
         yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, n_workers, st))  # type: ignore[arg-type]
@@ -411,22 +413,73 @@ def _task_size(task: Task) -> int:
     return len(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Spawned workers get one BLAS thread each (as Ray gives its one-CPU tasks).
+
+    One thread per worker is the fastest use of the cores, and a matrix product's rounding can depend on
+    how many threads share it: with one thread everywhere the figures do not depend on the executor.
+    """
+    old = {k: os.environ.get(k) for k in _BLAS_THREADS}
+    os.environ.update(dict.fromkeys(_BLAS_THREADS, "1"))
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# one pool per (model, workers), kept for the next run in this process (tests, benchmarks, an API user)
+_POOLS: dict[tuple[str, bool, int], cf.ProcessPoolExecutor] = {}
+
+
+def _pool(blob: ModelBlob, n_workers: int) -> cf.ProcessPoolExecutor:
+    key = (blob.hash, blob.bearoff, n_workers)
+    pool = _POOLS.get(key)
+    if pool is None:
+        for old in list(_POOLS):  # one model at a time: a pool of another one goes
+            _POOLS.pop(old).shutdown(wait=False, cancel_futures=True)
+        ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
+        pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob,))
+        _POOLS[key] = pool
+    return pool
+
+
+def shutdown_pools() -> None:
+    """Stop the worker processes kept for later runs."""
+    while _POOLS:
+        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
+
+
 def _run_pool(
     tasks: Sequence[Task], todo: list[int], blob: ModelBlob, n_workers: int, st: RunStats
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
-    pool = cf.ProcessPoolExecutor(
-        max_workers=min(n_workers, len(todo)), mp_context=ctx, initializer=_pool_init, initargs=(blob,)
-    )
+    pool = _pool(blob, n_workers)
+    futures: dict[cf.Future[dict[str, Any]], int] = {}
+    ok = False
     try:
-        futures = {}
-        for i in todo:
-            st.task_bytes.append(_task_size(tasks[i]))
-            futures[pool.submit(_pool_run, tasks[i])] = i
+        with _one_blas_thread():  # the workers start during the submissions and keep this environment
+            for i in todo:
+                st.task_bytes.append(_task_size(tasks[i]))
+                futures[pool.submit(_pool_run, tasks[i])] = i
         for fut in cf.as_completed(futures):
             yield futures[fut], fut.result()
+        ok = True
+    except GeneratorExit:
+        ok = True  # the caller has enough (early stop): the pool stays for the next run
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for fut in futures:
+            fut.cancel()
+        if not ok:  # an error or Ctrl-C: do not keep workers that may still be busy
+            _POOLS.pop((blob.hash, blob.bearoff, n_workers), None)
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_ray(

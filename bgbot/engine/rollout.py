@@ -113,9 +113,10 @@ class RolloutSettings:
 
     ``trials`` (default 1296), ``ply`` (checker play inside the rollout, 1-3), ``truncate`` (plies; 0 =
     to the end), ``cubeful``, ``luck`` (variance reduction), ``stratify`` (0, 36 or 1296 stratified first
-    rolls), ``seed``, ``se_stop`` (stop once every ranked equity's standard error is below it, checked
-    after each task from ``min_trials`` on), ``stop_at_bearoff``, ``trials_per_task`` (the unit of work
-    handed to a worker; part of what a seed means, like ``trials``).
+    rolls; None: 1296 when the trials are a multiple of it, else 36 if they are, else 0; the trials must
+    fill whole blocks), ``seed``, ``se_stop`` (stop once every ranked equity's standard error is below it,
+    checked after each task from ``min_trials`` on), ``stop_at_bearoff``, ``trials_per_task`` (the unit
+    of work handed to a worker; part of what a seed means, like ``trials``).
     """
 
     trials: int = 1296
@@ -123,7 +124,7 @@ class RolloutSettings:
     truncate: int = 0
     cubeful: bool = True
     luck: bool = True
-    stratify: int = 1296
+    stratify: int | None = None
     seed: int = 0
     se_stop: float | None = None
     min_trials: int = 144
@@ -136,8 +137,15 @@ class RolloutSettings:
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"rollout {name} must be a whole number >= {lo}, got {quote_input(v)}")
         object.__setattr__(self, "ply", check_ply(self.ply))
+        if self.stratify is None:  # the most the trials fill completely
+            object.__setattr__(self, "stratify", next(k for k in (1296, 36, 0) if not k or self.trials % k == 0))
         if self.stratify not in (0, 36, 1296) or isinstance(self.stratify, bool):
             raise ConfigError(f"rollout stratify must be 0, 36 or 1296 first rolls, got {quote_input(self.stratify)}")
+        if self.stratify and self.trials % self.stratify:
+            raise ConfigError(
+                f"{self.trials} trials do not fill whole blocks of {self.stratify} stratified first rolls (the "
+                "figures without luck adjustment would be biased): use a multiple of it, or stratify 36 or 0"
+            )
         for name in ("cubeful", "luck", "stop_at_bearoff"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"rollout {name} must be True or False, got {quote_input(getattr(self, name))}")
