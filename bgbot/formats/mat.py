@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from bgbot.formats.records import MatchRecord, RawAction, RawGame, record_error, replay
+from bgbot.formats.record_model import MatchRecord, RawAction, RawGame, record_error, replay
 from bgbot.rules.dice import Dice
 
 RIGHT_COLUMN = 30  # an action starting at or after this column (0-based) is player 1's; gnubg puts it at 33

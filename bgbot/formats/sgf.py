@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from bgbot.errors import RecordError, quote_input
-from bgbot.formats.records import (
+from bgbot.formats.record_model import (
     MatchRecord,
     RawAction,
     RawGame,
