@@ -237,7 +237,7 @@ def parse_executor(text: str | ExecutorSpec | None) -> ExecutorSpec:
             raise ExecutorError(f"ray:// needs HOST:PORT, got {quote_input(text)}")
         return ExecutorSpec("ray", t)
     host, sep, port = t.rpartition(":")
-    if sep and host and port.isascii() and port.isdigit() and 0 < int(port) < 65536:
+    if sep and host and "/" not in host and port.isascii() and port.isdigit() and 0 < int(port) < 65536:
         return ExecutorSpec("ray", t)
     raise ExecutorError(f"executor must be local, ray, ray://HOST:PORT or HOST:PORT, got {quote_input(text)}")
 

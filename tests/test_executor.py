@@ -1,0 +1,103 @@
+"""The executor layer: executor specs, tasks named by hash, the model shipped by hash, the journal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgbot.engine.executor import (
+    ExecutorSpec,
+    Journal,
+    ModelBlob,
+    Task,
+    net_hash,
+    parse_executor,
+    run_tasks,
+)
+from bgbot.errors import ExecutorError, JournalError
+from bgbot.eval.evaluate import NetEvaluator
+from bgbot.eval.models import load_model
+from bgbot.rules.position import Position
+
+KIND = "bgbot.engine.rollout:rollout_task"
+
+
+@pytest.mark.parametrize(
+    "text,spec",
+    [
+        (None, ExecutorSpec()),
+        ("local", ExecutorSpec()),
+        ("ray", ExecutorSpec("ray")),
+        ("auto", ExecutorSpec("ray", "auto")),
+        ("ray://head:10001", ExecutorSpec("ray", "ray://head:10001")),
+        ("10.0.0.5:6379", ExecutorSpec("ray", "10.0.0.5:6379")),
+    ],
+)
+def test_executor_specs(text: str | None, spec: ExecutorSpec) -> None:
+    assert parse_executor(text) == spec
+
+
+@pytest.mark.parametrize("text", ["", "spark", "ray://", "host:port", "host:70000", "dask://x:1"])
+def test_bad_executor_specs_quote_the_input(text: str) -> None:
+    with pytest.raises(ExecutorError, match=r"executor must be|ray:// needs") as info:
+        parse_executor(text)
+    assert repr(text) in str(info.value)
+
+
+def test_a_task_is_named_by_everything_it_depends_on() -> None:
+    t = Task(KIND, "abc", {"x": [1, 2]}, 7)
+    assert t.key == Task(KIND, "abc", {"x": [1, 2]}, 7).key
+    others = [
+        Task(KIND, "abd", {"x": [1, 2]}, 7),
+        Task(KIND, "abc", {"x": [1, 3]}, 7),
+        Task(KIND, "abc", {"x": [1, 2]}, 8),
+    ]
+    assert len({t.key, *(o.key for o in others)}) == 4
+    with pytest.raises(ExecutorError, match="os:system"):
+        Task("os:system", "abc", {}, 0)
+
+
+def test_the_model_travels_by_hash_and_answers_as_the_original() -> None:
+    net = load_model().net
+    blob = ModelBlob.from_net(net)
+    assert blob.hash == net_hash(net) == ModelBlob.from_net(net).hash
+    boards = np.stack([Position.start().array(), Position.from_points({6: 2}, {6: 3}).array()])
+    assert np.array_equal(blob.evaluator()(boards[:1]), NetEvaluator(net)(boards[:1]))
+    forged = ModelBlob(blob.data, "0" * 64, bearoff=False)
+    with pytest.raises(ExecutorError, match="does not have that hash"):
+        forged.evaluator()
+
+
+def test_journal_writes_atomically_and_refuses_another_run(tmp_path: Path) -> None:
+    tasks = [Task(KIND, "m", {"i": i}, 0) for i in range(3)]
+    j = Journal(tmp_path / "run", tasks, {"what": "test"})
+    assert j.get(0) is None
+    j.put(1, {"value": 0.1 + 0.2})
+    (tmp_path / "run" / "task-000002.json.abc.tmp").write_text("half a write")
+    again = Journal(tmp_path / "run", tasks)
+    assert again.get(1) == {"value": 0.1 + 0.2}  # floats come back exactly
+    assert not list((tmp_path / "run").glob("*.tmp"))  # a killed write's left-over is removed
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["tasks"] == 3 and manifest["about"] == {"what": "test"}
+    # a result file of another task (copied in by hand) is not taken
+    (tmp_path / "run" / "task-000000.json").write_text(json.dumps({"key": "other", "result": {}}))
+    assert again.get(0) is None
+    with pytest.raises(JournalError, match="another run"):
+        Journal(tmp_path / "run", [Task(KIND, "m", {"i": 9}, 0)])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(JournalError, match="is a file"):
+        Journal(tmp_path / "file", tasks)
+
+
+def test_run_tasks_checks_workers_and_the_model() -> None:
+    tasks = [Task(KIND, "m", {}, 0)]
+    with pytest.raises(ExecutorError, match="workers"):
+        list(run_tasks(tasks, None, workers=0))
+    with pytest.raises(ExecutorError, match="in-memory"):
+        list(run_tasks(tasks, None, executor="ray"))
+    blob = ModelBlob.from_net(load_model().net)
+    with pytest.raises(ExecutorError, match="every task"):
+        list(run_tasks(tasks, blob, workers=1))
