@@ -352,6 +352,7 @@ class RunStats:
     executed: int = 0
     resumed: int = 0
     task_bytes: list[int] = field(default_factory=list)
+    cpu_seconds: float = 0.0  # summed by callers whose tasks report it
 
 
 def run_tasks(
@@ -520,3 +521,8 @@ def blob_bytes_per_task(blob: ModelBlob) -> int:
 def to_json_floats(a: np.ndarray) -> list[Any]:
     """A float array as nested lists (JSON keeps float64 exactly: ``repr`` round-trips)."""
     return np.asarray(a, dtype=np.float64).tolist()  # type: ignore[no-any-return]
+
+
+def echo_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
+    """A task that does no work (``benchmarks/rollout_speed.py`` times how fast a driver hands tasks out)."""
+    return {"seed": seed, "n": len(payload)}

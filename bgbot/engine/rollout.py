@@ -480,8 +480,8 @@ class _Trials:
 def rollout_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
     """The executor task: roll out ``payload['starts']`` for trials ``payload['trials'] = [t0, t1)``.
 
-    Returns ``{"raw": (S, T, 7), "adj": (S, T, 7), "turns": n}`` as lists: every trial's figures from the
-    root's view (:data:`COLUMNS`), without and with the luck adjustment.
+    Returns ``{"raw": (S, T, 7), "adj": (S, T, 7), "turns": n, "cpu_seconds": s}`` as lists: every
+    trial's figures from the root's view (:data:`COLUMNS`), without and with the luck adjustment.
     """
     st = RolloutSettings(**payload["settings"])
     starts = [
@@ -506,12 +506,14 @@ def rollout_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> di
         met, (int(sc["away"][0]), int(sc["away"][1])), bool(sc["crawford"]), bool(sc["jacoby"]), int(sc["match"])
     )
     t0, t1 = payload["trials"]
+    cpu = time.process_time()
     game = _Trials(evaluator, starts, score, st, list(range(t0, t1)), seed)
     game.run()
+    cpu = time.process_time() - cpu
     s_n, t_n = len(starts), t1 - t0
     raw = game.raw.reshape(s_n, t_n, len(COLUMNS))
     adj = raw - game.luck.reshape(s_n, t_n, len(COLUMNS)) if st.luck else raw
-    return {"raw": raw.tolist(), "adj": adj.tolist(), "turns": game.turns}
+    return {"raw": raw.tolist(), "adj": adj.tolist(), "turns": game.turns, "cpu_seconds": cpu}
 
 
 # ---------------------------------------------------------------------------
@@ -590,6 +592,7 @@ class RolloutResult:
     cube_action: str | None = None
     task_bytes: int = 0
     engine: str = ""
+    cpu_seconds: float = 0.0
 
     @property
     def key(self) -> int:
@@ -633,6 +636,7 @@ class RolloutResult:
             "games_per_second": self.games_per_second,
             "tasks_run": self.tasks_run,
             "tasks_resumed": self.tasks_resumed,
+            "cpu_seconds": self.cpu_seconds,
             "lines": [{"rank": i, **e.to_dict()} for i, e in enumerate(self.entries, 1)],
         }
 
@@ -749,6 +753,7 @@ def run_rollout(
     try:
         for i, res in it:
             results[i] = res
+            stats.cpu_seconds += float(res.get("cpu_seconds", 0.0))
             t0, t1 = tasks[i].payload["trials"]
             bar.update((t1 - t0) * len(starts))
             while prefix in results:
@@ -898,6 +903,7 @@ def rollout(
         stopped_early=stopped,
         cube_action=action,
         task_bytes=int(np.mean(stats.task_bytes)) if stats.task_bytes else 0,
+        cpu_seconds=stats.cpu_seconds,
         engine=engine,
     )
 
