@@ -327,8 +327,6 @@ def parse_sgf(text: str, source: str = "") -> MatchRecord:
             )
         )
     assert names is not None and length is not None  # tokenize returns at least one tree
-    if not games[0].actions:
-        pass
     return replay(
         games,
         names=names,
