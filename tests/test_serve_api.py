@@ -108,6 +108,28 @@ def test_v1_analyse_is_the_cli_json(client: TestClient, capsys: pytest.CaptureFi
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "record"
 
 
+@pytest.mark.parametrize(
+    ("body", "argv"),
+    [
+        ({"position": START, "trials": 36, "truncate": 4}, ["--trials", "36", "--truncate", "4"]),
+        (
+            {"position": START, "dice": "31", "trials": 36, "truncate": 2, "top": 2, "seed": 5},
+            ["31", "--trials", "36", "--truncate", "2", "--top", "2", "--seed", "5"],
+        ),
+    ],
+)
+def test_v1_rollout_is_the_cli_json(
+    client: TestClient, capsys: pytest.CaptureFixture[str], body: dict, argv: list[str]
+) -> None:
+    r = client.post("/v1/rollout", json=body)
+    assert r.status_code == 200, r.text
+    got, want = r.json(), cli_json(capsys, "rollout", START, *argv, "--workers", "1", "--json")
+    for d in (got, want):  # timings differ from run to run
+        for k in ("seconds", "games_per_second", "cpu_seconds"):
+            d.pop(k)
+    assert got == want
+
+
 def test_default_ply_is_the_servers(client: TestClient) -> None:
     assert client.post("/v1/eval", json={"position": START}).json()["ply"] == 1
     assert client.post("/v1/move", json={"position": START, "dice": "31"}).json()["ply"] == 1
@@ -349,6 +371,12 @@ CASES += [
     ("/v1/moves", {"position": START}, 422, "dice"),
     ("/v1/moves", {"position": START, "dice": "77"}, 400, "dice"),
     ("/v1/play/bot", {"position": START, "seed": -1}, 422, "seed"),
+    ("/v1/rollout", {"position": START, "trials": 5000}, 400, "trials"),
+    ("/v1/rollout", {"position": START, "trials": 0}, 422, "trials"),
+    ("/v1/rollout", {"position": START, "truncate": -1}, 422, "truncate"),
+    ("/v1/rollout", {"position": START, "top": 50}, 422, "top"),
+    ("/v1/rollout", {"position": START, "ply": 3}, 400, "ply"),
+    ("/v1/rollout", {"position": "??"}, 400, "position"),
     ("/v1/play/bot", {"position": START, "dice": "9"}, 400, "dice"),
     ("/v1/play/bot", {"position": START, "ply": 3}, 400, "ply"),
 ]

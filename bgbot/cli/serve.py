@@ -34,7 +34,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f'bgbot serve needs the serve extra: pip install -e ".[serve]" ({exc})') from None
     max_ply = args.max_ply if args.max_ply is not None else max(2, args.ply)
     # validate here, in the parent, so that a bad option is one line on stderr and not a dying worker
-    ServeConfig(ply=args.ply, max_ply=max_ply, timeout=args.timeout, threads=args.threads, queue=args.queue)
+    ServeConfig(
+        ply=args.ply,
+        max_ply=max_ply,
+        timeout=args.timeout,
+        threads=args.threads,
+        queue=args.queue,
+        max_trials=args.max_trials,
+    )
     if args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers!r}")
     if not 0 <= args.port < 65536:
@@ -45,6 +52,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         "BGBOT_SERVE_TIMEOUT": str(args.timeout),
         "BGBOT_SERVE_THREADS": str(args.threads),
         "BGBOT_SERVE_QUEUE": str(args.queue),
+        "BGBOT_SERVE_MAX_TRIALS": str(args.max_trials),
         "BGBOT_SERVE_CHECKPOINT": args.checkpoint or "",
     }
     os.environ.update(env)  # uvicorn's worker processes build the app from these (bgbot.serve.app.app_from_env)
@@ -75,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--threads", type=_whole, default=2, help="evaluation threads per worker (default 2)")
     s.add_argument("--timeout", type=_seconds, default=10.0, help="seconds a request may wait for its answer (10)")
     s.add_argument("--queue", type=_whole, default=32, help="evaluations in flight per worker before 503 (32)")
+    s.add_argument("--max-trials", type=_whole, default=1296, help="most games per line of a /v1/rollout (1296)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
     s.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     s.set_defaults(func=_cmd_serve)

@@ -38,6 +38,7 @@ from bgbot.serve.schema import (
     EvalBody,
     MoveBody,
     MovesBody,
+    RolloutBody,
     ShowBody,
 )
 from bgbot.serve.service import FieldError, ServeConfig, Service
@@ -244,6 +245,18 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         ply = s.ply(body.ply)
         return await s.run(lambda: s.analyse(body.record, body.format, ply, body.mistakes, body.luck))
 
+    @app.post(
+        "/v1/rollout", tags=["v1"], summary="Roll out a position or the top plays of a roll (as `bgbot rollout --json`)"
+    )
+    async def v1_rollout(body: RolloutBody) -> dict[str, Any]:
+        s = service()
+        pos, state = s.position(body.position)
+        dice = None if body.dice is None else s.dice(body.dice)
+        ply = s.ply(body.ply)
+        s.trials(body.trials)
+        cs = s.check_match(s.cube_state(state, body))
+        return await s.run(lambda: s.rollout(pos, dice, cs, body, ply))
+
     @app.post("/v1/show", tags=["board"], summary="A position's board, IDs, pips and state (for drawing)")
     async def v1_show(body: ShowBody) -> dict[str, Any]:
         s = service()
@@ -338,6 +351,7 @@ def app_from_env() -> FastAPI:
             threads=int(env.get("BGBOT_SERVE_THREADS", "2")),
             queue=int(env.get("BGBOT_SERVE_QUEUE", "32")),
             max_body=int(env.get("BGBOT_SERVE_MAX_BODY", "16384")),
+            max_trials=int(env.get("BGBOT_SERVE_MAX_TRIALS", "1296")),
             checkpoint=env.get("BGBOT_SERVE_CHECKPOINT") or None,
         )
     )

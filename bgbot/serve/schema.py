@@ -104,3 +104,16 @@ class AnalyseBody(_Body):
     ply: StrictInt | None = None
     mistakes: Annotated[StrictInt, Field(ge=0, le=100)] = Field(5, description="biggest mistakes listed per player")
     luck: StrictBool = Field(True, description="the luck analysis (21 extra 1-ply searches a roll)")
+
+
+class RolloutBody(PositionBody, CubeFields):
+    """``POST /v1/rollout``: roll out the position before its roll, or the top plays of ``dice``
+    (the same answer as ``bgbot rollout --json``); ``ply`` is the checker play inside the rollout."""
+
+    dice: Dice | None = Field(None, description="roll out the top plays of this roll; omitted: before the roll")
+    trials: Annotated[StrictInt, Field(ge=1)] = Field(144, description="games per line (the server caps it)")
+    truncate: Annotated[StrictInt, Field(ge=0, le=1000)] = Field(0, description="plies per trial, 0 = to the end")
+    top: Annotated[StrictInt, Field(ge=1, le=10)] = Field(5, description="candidate plays rolled out")
+    cubeful: StrictBool = True
+    luck: StrictBool = Field(True, description="luck adjustment (variance reduction)")
+    seed: Annotated[StrictInt, Field(ge=0)] = 0

@@ -63,7 +63,8 @@ class ServeConfig:
     worker process; ``queue``: evaluations in flight (running or waiting)
     beyond which new ones are refused at once with a 503; ``max_body``: bytes
     of a request body (larger is a 413), ``max_record_body`` the same for
-    ``/v1/analyse``, whose body carries a whole match record.
+    ``/v1/analyse``, whose body carries a whole match record; ``max_trials``:
+    the most games per line a ``/v1/rollout`` may ask.
     """
 
     ply: int = 1
@@ -73,6 +74,7 @@ class ServeConfig:
     queue: int = 32
     max_body: int = 16_384
     max_record_body: int = 1_100_000
+    max_trials: int = 1296
     checkpoint: str | None = None
 
     def __post_init__(self) -> None:
@@ -82,7 +84,7 @@ class ServeConfig:
             raise ConfigError(
                 f"the default ply {self.ply!r} is deeper than the most a request may ask ({self.max_ply!r})"
             )
-        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256), ("max_record_body", 256)):
+        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256), ("max_record_body", 256), ("max_trials", 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -100,6 +102,7 @@ class Service:
         self._slots = threading.BoundedSemaphore(self.config.queue)
         self._rng_lock = threading.Lock()
         self._rng = np.random.default_rng()
+        self._rollout_lock = threading.Lock()  # one rollout at a time per process: it has its own worker
         # load the lazy parts (match equity table, bear-off database) now, not in racing request threads
         _ = self.engine.met
         self.engine.evaluate(Position.from_points({1: 2}, {1: 2}))
@@ -216,6 +219,33 @@ class Service:
         with field("record"):
             match = parse_match(record, kind, "request")
             return self.engine.analyse(match, ply, luck=luck).to_dict(mistakes)  # type: ignore[no-any-return]
+
+    def trials(self, trials: int) -> int:
+        """The ``trials`` field, at most the server's ``max_trials``."""
+        if trials > self.config.max_trials:
+            raise FieldError(
+                "trials",
+                f"trials {trials!r} is more than this server rolls out (at most {self.config.max_trials})",
+                "RequestLimitError",
+            )
+        return trials
+
+    def rollout(self, pos: Position, dice: Dice | None, cs: CubeState, body: Any, ply: int) -> dict[str, Any]:
+        """The ``bgbot rollout --json`` answer, on one local worker (figures do not depend on the workers)."""
+        from bgbot.engine.rollout import RolloutSettings
+
+        with field("trials"):
+            settings = RolloutSettings(
+                trials=self.trials(body.trials),
+                ply=ply,
+                truncate=body.truncate,
+                cubeful=body.cubeful,
+                luck=body.luck,
+                seed=body.seed,
+            )
+        with field("position"), self._rollout_lock:
+            result = self.engine.rollout(pos, dice, cs, settings, top=body.top, executor="local", workers=1)
+        return result.to_dict()  # type: ignore[no-any-return]
 
     @staticmethod
     def show(pos: Position, state: MatchState | None) -> dict[str, Any]:
