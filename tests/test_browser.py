@@ -131,26 +131,40 @@ def test_play_a_whole_game_against_bgbot(driver: webdriver.Chrome, base: str) ->
     driver.find_element(By.ID, "newgame").click()
     status = driver.find_element(By.ID, "status")
     legal = driver.find_element(By.ID, "legal")
-    turns, seen = 0, None
+    turns, seen, doubled, took = 0, None, False, 0
 
-    def next_turn(d: webdriver.Chrome) -> bool:
+    def next_choice(d: webdriver.Chrome) -> bool:
         return status.get_attribute("data-over") == "1" or (
             legal.get_attribute("data-turn") not in (None, seen)
-            and bool(d.find_elements(By.CSS_SELECTOR, "#legal button.legal-move"))
+            and bool(d.find_elements(By.CSS_SELECTOR, "#legal button"))
         )
 
     while True:
-        wait(driver, 60).until(next_turn)
+        wait(driver, 60).until(next_choice)
         if status.get_attribute("data-over") == "1":
             break
         assert driver.find_element(By.ID, "error").text == ""
         seen = legal.get_attribute("data-turn")
-        # our play: the generator's first legal move (a weak player: the game ends all the same)
-        driver.find_elements(By.CSS_SELECTOR, "#legal button.legal-move")[0].click()
-        turns += 1
+        kinds = {b.get_attribute("class"): b for b in driver.find_elements(By.CSS_SELECTOR, "#legal button")}
+        if "game-double" in kinds and not doubled:
+            kinds["game-double"].click()  # double once: at the start bgbot takes (or passes: the game ends)
+            doubled = True
+        elif "game-take" in kinds:
+            kinds["game-take"].click()  # take every double of bgbot's, so that the game goes on
+            took += 1
+        elif "game-roll" in kinds:
+            kinds["game-roll"].click()
+        else:
+            # our play: the generator's first legal move (a weak player: the game ends all the same)
+            driver.find_elements(By.CSS_SELECTOR, "#legal button.legal-move")[0].click()
+            turns += 1
         assert turns < 400, "the game does not end"
     assert status.text.startswith("Game over")
     assert status.get_attribute("data-winner") in ("you", "bgbot")
+    cube = int(driver.find_element(By.ID, "game-cube").get_attribute("data-value"))
+    assert doubled and "bgbot passes" not in status.text  # an early double of an even game is a take
+    assert cube == 2 * 2**took  # our double, then one redouble per take of ours
+    assert int(status.get_attribute("data-points")) in (cube, 2 * cube, 3 * cube)
     assert turns > 3
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / "game-over.png"))

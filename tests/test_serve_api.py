@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from bgbot.cli.main import main as cli_main
 from bgbot.engine.api import Engine
+from bgbot.rules.matchstate import CubeState
 from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position
 from bgbot.serve.app import create_app
@@ -151,6 +152,24 @@ def test_show_moves_and_bot(client: TestClient) -> None:
     assert b["board"] == list(Position.from_id(best["result"]).board) and not b["game_over"]
     seeded = [client.post("/v1/play/bot", json={"position": START, "seed": 7}).json()["dice"] for _ in range(2)]
     assert seeded[0] == seeded[1]
+
+
+def test_cube_play_in_a_game(client: TestClient, engine: Engine) -> None:
+    crushing = Position.from_points({6: 5, 5: 5, 4: 5}, {7: 5, 6: 5, 5: 5})  # a race we lead by 18 pips, on roll
+    d = engine.cube_action(crushing, ply=1)
+    assert d.doubles and not d.takes  # the test's premise: double, pass
+    assert client.post("/v1/play/take", json={"position": START}).json()["take"] is True
+    assert client.post("/v1/play/take", json={"position": crushing.gnubg_id()}).json()["take"] is False
+    offer = client.post("/v1/play/bot", json={"position": crushing.gnubg_id(), "may_double": True}).json()
+    assert offer["double"] is True and "move" not in offer
+    # owning nothing to turn (the cube is the human's), bgbot rolls and moves
+    moved = client.post(
+        "/v1/play/bot",
+        json={"position": crushing.gnubg_id(), "may_double": True, "cube": 2, "owner": "opp", "dice": "31"},
+    ).json()
+    assert moved["double"] is False and moved["move"]
+    ranked = engine.best_move(crushing, (3, 1), 1, CubeState(cube=2, owner="opp")).best
+    assert moved["result"] == ranked.result.gnubg_id()
 
 
 def test_a_finishing_move_reports_the_game_over(client: TestClient) -> None:
@@ -379,6 +398,12 @@ CASES += [
     ("/v1/rollout", {"position": "??"}, 400, "position"),
     ("/v1/play/bot", {"position": START, "dice": "9"}, 400, "dice"),
     ("/v1/play/bot", {"position": START, "ply": 3}, 400, "ply"),
+    ("/v1/play/bot", {"position": START, "cube": 3}, 400, "cube"),
+    ("/v1/play/bot", {"position": START, "owner": "me"}, 400, "cube/owner"),
+    ("/v1/play/bot", {"position": START, "may_double": "yes"}, 422, "may_double"),
+    ("/v1/play/take", {"position": START, "cube": 2, "owner": "opp"}, 400, "owner"),
+    ("/v1/play/take", {"position": START, "owner": "anyone"}, 422, "owner"),
+    ("/v1/play/take", {"position": "none"}, 400, "position"),
 ]
 
 

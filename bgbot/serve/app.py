@@ -40,6 +40,7 @@ from bgbot.serve.schema import (
     MovesBody,
     RolloutBody,
     ShowBody,
+    TakeBody,
 )
 from bgbot.serve.service import FieldError, ServeConfig, Service
 from bgbot.serve.wildbg import wildbg_eval, wildbg_move
@@ -282,7 +283,16 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         pos, _ = s.position(body.position)
         dice = None if body.dice is None else s.dice(body.dice)
         ply = s.ply(body.ply)
-        return await s.run(lambda: s.bot_move(pos, dice, ply, body.seed))
+        cs = s.game_cube(body.cube, body.owner)
+        return await s.run(lambda: s.bot_move(pos, dice, ply, body.seed, cs, body.may_double))
+
+    @app.post("/v1/play/take", tags=["board"], summary="The side on roll doubles bgbot: take or pass")
+    async def v1_take(body: TakeBody) -> dict[str, Any]:
+        s = service()
+        pos, _ = s.position(body.position)
+        ply = s.ply(body.ply)
+        cs = s.game_cube(body.cube, body.owner)
+        return await s.run(lambda: s.take(pos, cs, ply))
 
     @app.get("/v1/health", tags=["v1"], summary="Liveness, the engine and the server's limits")
     async def v1_health() -> dict[str, Any]:

@@ -83,13 +83,30 @@ class MovesBody(_Body):
     dice: Dice
 
 
-class BotBody(_Body):
-    """``POST /v1/play/bot``: bgbot, on roll in ``position`` (its view), rolls (or uses ``dice``) and moves."""
+class GameCube(_Body):
+    """The cube of a money game in the page, seen from the side named by the route (``owner``)."""
+
+    cube: StrictInt = Field(1, description="cube value")
+    owner: Literal["me", "opp", "center"] = Field("center", description="cube owner, from the position's side")
+
+
+class BotBody(GameCube):
+    """``POST /v1/play/bot``: bgbot, on roll in ``position`` (its view), may double, else rolls (or uses
+    ``dice``) and moves, ranking its plays cubefully with the cube given (owner from bgbot's side)."""
 
     position: Text
     dice: Dice | None = Field(None, description="the bot's dice; omitted: the server rolls them")
     ply: StrictInt | None = None
     seed: StrictInt | None = Field(None, ge=0, description="seed of the server's roll (repeatable games)")
+    may_double: StrictBool = Field(False, description="ask bgbot's cube decision before its roll")
+
+
+class TakeBody(GameCube):
+    """``POST /v1/play/take``: the side on roll in ``position`` (its view, cube owner from its side)
+    doubles; bgbot, its opponent, takes or passes."""
+
+    position: Text
+    ply: StrictInt | None = None
 
 
 class AnalyseBody(_Body):

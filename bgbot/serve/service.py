@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from bgbot.engine.answers import analyse_cube, eval_answer, move_answer, resolve_cube_state
-from bgbot.engine.api import Engine
+from bgbot.engine.api import Engine, describe_action
 from bgbot.engine.search import check_ply
 from bgbot.errors import BgbotError, ConfigError, RequestLimitError
 from bgbot.formats.ids import format_xgid
@@ -296,17 +296,51 @@ class Service:
             )
         return {"position": pos.gnubg_id(), "dice": list(dice), "board": list(pos.board), "moves": rows}
 
-    def bot_move(self, pos: Position, dice: Dice | None, ply: int, seed: int | None) -> dict[str, Any]:
-        """bgbot on roll in ``pos`` (its view) plays ``dice`` (rolled if None) at ``ply``; money game, cube centred.
+    def game_cube(self, cube: int, owner: str) -> CubeState:
+        """A money game's cube from the ``cube``/``owner`` fields (owner from the position's side)."""
+        with field("cube" if owner == "center" else "cube/owner"):
+            return CubeState(cube=cube, owner=owner)  # type: ignore[arg-type]
 
-        ``board``/``result`` are the position after its move from the **other** side's view (the
-        human's, on roll next); ``points`` is what bgbot won at cube 1 if the move ended the game.
+    def take(self, pos: Position, cs: CubeState, ply: int) -> dict[str, Any]:
+        """bgbot's answer to a double by the side on roll in ``pos`` (its view; ``cs`` from its side)."""
+        with field("position"):
+            if pos.is_game_over():
+                raise FieldError("position", f"the game is over in {pos.gnubg_id()!r}", "InvalidPositionError")
+        if cs.owner == "opp":
+            raise FieldError(
+                "owner", "the side on roll cannot double: bgbot owns the cube (owner 'opp')", "InvalidCubeError"
+            )
+        with field("position"):
+            d = self.engine.cube_action(pos, cs, ply=ply)
+        return {"take": d.takes, "decision_text": describe_action(d, cs.owner), "ply": ply}
+
+    def bot_move(
+        self,
+        pos: Position,
+        dice: Dice | None,
+        ply: int,
+        seed: int | None,
+        cs: CubeState | None = None,
+        may_double: bool = False,
+    ) -> dict[str, Any]:
+        """bgbot on roll in ``pos`` (its view) doubles, or plays ``dice`` (rolled if None) at ``ply``; money game.
+
+        With ``may_double`` and the cube available to bgbot it first makes its cube decision: a
+        double is answered ``{"double": true, ...}`` without a move.  Otherwise ``board``/``result``
+        are the position after its move from the **other** side's view (the human's, on roll next);
+        ``points`` is what bgbot won at cube 1 if the move ended the game.
         """
+        cs = cs or CubeState()
         with field("position"):
             if pos.is_game_over():
                 raise FieldError(
                     "position", f"the game is over in {pos.gnubg_id()!r}: nobody moves", "InvalidPositionError"
                 )
+        if may_double and cs.owner != "opp":
+            with field("position"):
+                d = self.engine.cube_action(pos, cs, ply=ply)
+            if d.doubles:
+                return {"double": True, "decision_text": describe_action(d, cs.owner), "ply": ply}
         if dice is None:
             if seed is not None:
                 dice = roll_dice(np.random.default_rng(seed))
@@ -314,10 +348,11 @@ class Service:
                 with self._rng_lock:
                     dice = roll_dice(self._rng)
         with field("position"):
-            a = self.engine.best_move(pos, dice, ply)
+            a = self.engine.best_move(pos, dice, ply, cs)
         best = a.best
         mover_after = best.result.swap()
         return {
+            "double": False,
             "dice": list(dice),
             "ply": ply,
             "move": best.move,

@@ -256,19 +256,69 @@ const edit = {drag: null};
 function roll() { return [1 + Math.floor(Math.random() * 6), 1 + Math.floor(Math.random() * 6)]; }
 
 // ---- a game against bgbot: the page keeps the position from the human's view; the server moves for the bot
-const game = {pos: START, over: true, turns: 0};
+// Money play with the cube: owner "center", "you" or "bot"; the server makes bgbot's cube decisions.
+const game = {pos: START, over: true, turns: 0, step: 0, cube: 1, owner: "center"};
 
 function setStatus(text, over) {
   $("status").textContent = text;
   $("status").dataset.over = over ? "1" : "0";
 }
 
-function endGame(winner, points) {
+function ownerFor(who) {  // the cube owner seen from "you" or "bot"
+  if (game.owner === "center") return "center";
+  return game.owner === who ? "me" : "opp";
+}
+
+function showCube() {
+  const where = game.owner === "center" ? "centred" : game.owner === "you" ? "yours" : "bgbot's";
+  $("game-cube").textContent = `cube ${game.cube} (${where})`;
+  $("game-cube").dataset.value = game.cube;
+}
+
+function endGame(winner, points, why) {
   game.over = true;
-  const kind = points === 3 ? " (backgammon)" : points === 2 ? " (gammon)" : "";
-  setStatus(`Game over: ${winner} ${winner === "you" ? "win" : "wins"} ${points} point${points > 1 ? "s" : ""}${kind}`, true);
+  const kind = points === 3 * game.cube && !why ? " (backgammon)" : points === 2 * game.cube && !why ? " (gammon)" : "";
+  setStatus(`Game over: ${winner} ${winner === "you" ? "win" : "wins"} ${points} point${points > 1 ? "s" : ""}${kind}${why || ""}`, true);
   $("status").dataset.winner = winner;
+  $("status").dataset.points = points;
   $("legal").innerHTML = "";
+}
+
+function choices(buttons) {  // replace the choice buttons: [label, class, handler]
+  const box = $("legal");
+  box.innerHTML = "";
+  for (const [label, cls, fn] of buttons) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = cls;
+    b.textContent = label;
+    b.addEventListener("click", fn);
+    box.appendChild(b);
+  }
+  game.step += 1;
+  box.dataset.turn = String(game.step);  // a new value at every choice: tests wait for it
+}
+
+async function humanStart() {  // before our roll: double or roll when the cube is ours to turn
+  if (game.over) return;
+  if ((game.owner === "center" || game.owner === "you") && game.cube < 64) {
+    setStatus("Your turn: roll, or double.", false);
+    choices([["Roll", "game-roll", () => humanTurn(roll())], [`Double to ${2 * game.cube}`, "game-double", humanDouble]]);
+  } else {
+    await humanTurn(roll());
+  }
+}
+
+async function humanDouble() {
+  try {
+    const r = await api("/v1/play/take", {position: game.pos, cube: game.cube, owner: ownerFor("you"), ply: 1});
+    if (!r.take) { endGame("you", game.cube, " (bgbot passes)"); return; }
+    game.cube *= 2;
+    game.owner = "bot";
+    showCube();
+    await humanTurn(roll());
+    setStatus("bgbot takes. " + $("status").textContent, false);
+  } catch (e) { showError(e); }
 }
 
 async function humanTurn(d) {
@@ -277,18 +327,7 @@ async function humanTurn(d) {
     const r = await api("/v1/moves", {position: game.pos, dice: d});
     drawBoard(r.board, d);
     setStatus(`Your roll: ${d[0]}-${d[1]}. Pick your move.`, false);
-    const box = $("legal");
-    box.innerHTML = "";
-    r.moves.forEach((m, i) => {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "legal-move";
-      b.dataset.index = i;
-      b.textContent = m.move;
-      b.addEventListener("click", () => playHuman(m));
-      box.appendChild(b);
-    });
-    box.dataset.turn = String(game.turns);  // a new value every turn: tests wait for it
+    choices(r.moves.map((m) => [m.move, "legal-move", () => playHuman(m)]));
   } catch (e) { showError(e); }
 }
 
@@ -296,34 +335,42 @@ async function playHuman(m) {
   $("legal").innerHTML = "";
   drawBoard(m.board, null);
   game.turns += 1;
-  if (m.game_over) { endGame("you", m.points); return; }
-  await botTurn(null, m.result);
+  if (m.game_over) { endGame("you", m.points * game.cube); return; }
+  await botTurn(null, m.result, true);
 }
 
-async function botTurn(d, posId) {
+async function botTurn(d, posId, mayDouble) {
   try {
-    const body = {position: posId, ply: 1};
+    const body = {position: posId, ply: 1, cube: game.cube, owner: ownerFor("bot"),
+      may_double: Boolean(mayDouble) && game.cube < 64};
     if (d) body.dice = d;
     const r = await api("/v1/play/bot", body);
+    if (r.double) {
+      setStatus(`bgbot doubles to ${2 * game.cube}: take or pass?`, false);
+      choices([["Take", "game-take", async () => {
+        game.cube *= 2; game.owner = "you"; showCube(); await botTurn(null, posId, false);
+      }], ["Pass", "game-pass", () => endGame("bgbot", game.cube, " (you pass)")]]);
+      return;
+    }
     game.pos = r.result;
     game.turns += 1;
     drawBoard(r.board, null);
     $("status").dataset.bot = `${r.dice[0]}-${r.dice[1]}: ${r.move}`;
-    if (r.game_over) { endGame("bgbot", r.points); return; }
-    await humanTurn(roll());
+    if (r.game_over) { endGame("bgbot", r.points * game.cube); return; }
+    await humanStart();
+    if (game.over) return;
     setStatus(`bgbot rolled ${r.dice[0]}-${r.dice[1]} and played ${r.move}. ` + $("status").textContent, false);
   } catch (e) { showError(e); }
 }
 
 async function newGame() {
   showError("");
-  game.pos = START;
-  game.over = false;
-  game.turns = 0;
+  Object.assign(game, {pos: START, over: false, turns: 0, cube: 1, owner: "center"});
+  showCube();
   let d = roll();
   while (d[0] === d[1]) d = roll();
   if (d[0] > d[1]) await humanTurn(d);
-  else await botTurn([d[1], d[0]], START);  // the opening roll is played by the side with the higher die
+  else await botTurn([d[1], d[0]], START, false);  // the opening roll is played by the side with the higher die
 }
 
 function init() {
