@@ -58,6 +58,48 @@ def speed(plies: list[int], repeat: int) -> dict[str, Any]:
             f"{n} decisions, {len(match.games)} games)",
             flush=True,
         )
+    out["gnubg"] = _gnubg_reference(plies)
+    return out
+
+
+def _gnubg_reference(plies: list[int]) -> dict[int, float] | None:
+    """gnubg's own ``analyse match`` of the same file at the same depth (gnubg's ply = ours - 1), one thread,
+    its start-up and import timed separately and taken off; None without /usr/games/gnubg."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("gnubg") or ("/usr/games/gnubg" if Path("/usr/games/gnubg").exists() else None)
+    if exe is None:
+        return None
+
+    def run(extra: list[str]) -> float:
+        cmds = ["set threads 1", "set cache 0", f"import mat {DATA / 'speed-7pt.mat'}", *extra]
+        t0 = time.perf_counter()
+        subprocess.run(
+            [exe, "-t", "-q", "-r"],
+            input="\n".join(cmds) + "\n",
+            text=True,
+            capture_output=True,
+            check=True,
+            timeout=1800,
+        )
+        return time.perf_counter() - t0
+
+    base = run([])
+    out = {}
+    for ply in plies:
+        secs = (
+            run(
+                [
+                    f"set analysis chequerplay evaluation plies {ply - 1}",
+                    f"set analysis cubedecision evaluation plies {ply - 1}",
+                    "analyse match",
+                ]
+            )
+            - base
+        )
+        out[ply] = secs
+        print(f"reference: gnubg analyse match at its {ply - 1}-ply (bgbot's {ply}-ply): {secs:.1f} s", flush=True)
     return out
 
 
