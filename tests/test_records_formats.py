@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -347,3 +348,29 @@ def test_pit_saves_sgf_records_that_read_back(tmp_path: Path) -> None:
         assert read_match(write_match(tmp_path / f"{f.stem}.mat", m)) == m
     with pytest.raises(ConfigError, match="record_format"):
         PitConfig(record_format="xml")
+
+
+def _other_layout(text: str) -> str:
+    """A gnubg export laid out as other programs write .mat: wider columns, ``bar``/``off`` for 25/0, a
+    ``Wins N points and the match`` line, CRLF line ends."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"^\s*\d+\) ", line):
+            num, rest = line[:5], line[5:]
+            left, right = rest[:28].rstrip(), rest[28:].strip()
+            conv = [re.sub(r"\b25/", "bar/", re.sub(r"/0\b", "/off", part)) for part in (left, right)]
+            line = f"{num}{conv[0].ljust(34)}{conv[1]}".rstrip()
+        elif line.strip().startswith("Wins") and line.startswith(" " * 20):
+            line = " " * 40 + line.strip()
+        out.append(line)
+    last = max(i for i, line in enumerate(out) if "Wins" in line)
+    out[last] = out[last].rstrip() + " and the match"
+    return "\r\n".join(out) + "\r\n"
+
+
+@pytest.mark.parametrize("path", MATS[:6], ids=lambda p: p.name)
+def test_mat_variants_of_other_programs_read_the_same(path: Path) -> None:
+    text = path.read_text()
+    variant = _other_layout(text)
+    assert variant != text and ("bar/" in variant or "/off" in variant)
+    assert parse_match(variant, "mat").games == read_match(path).games
