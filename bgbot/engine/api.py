@@ -46,7 +46,7 @@ from bgbot.engine.search import (
     rerank,
     search_chooser,
 )
-from bgbot.errors import InvalidPositionError, InvalidScoreError
+from bgbot.errors import InvalidPositionError, InvalidScoreError, quote_input
 from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity, flip_probs
 from bgbot.eval.models import load_model
 from bgbot.formats.ids import format_xgid
@@ -78,7 +78,7 @@ def _as_position(pos: Position | str) -> Position:
         return pos
     if isinstance(pos, str):
         return parse_position(pos)
-    raise InvalidPositionError(f"expected a Position or a position ID text, got {pos!r}")
+    raise InvalidPositionError(f"expected a Position or a position ID text, got {quote_input(pos)}")
 
 
 def describe_action(decision: CubeDecision, owner: str) -> str:
@@ -303,8 +303,9 @@ class Engine:
             )
         return cs
 
-    def cube_efficiency(self, pos: Position) -> float:
+    def cube_efficiency(self, pos: Position | str) -> float:
         """gnubg's cube efficiency for ``pos``: 0.68 with contact, 0.6 in bear-offs, pip-based in races."""
+        pos = _as_position(pos)
         cls = classify(pos)
         if cls in (PositionClass.CONTACT, PositionClass.CRASHED):
             return cube_efficiency(contact=True)

@@ -149,7 +149,11 @@ def read_npz(path: str | Path) -> tuple[NumpyNet, dict[str, Any]]:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
             n = sum(1 for k in z.files if k.startswith("w"))
-            layers = tuple((z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(n))
+            raw = [(z[f"w{i}"], z[f"b{i}"]) for i in range(n)]
+        odd = sorted({str(a.dtype) for pair in raw for a in pair if a.dtype.kind != "f"})
+        if odd:
+            raise CheckpointError(f"model file {q} has weights of type {', '.join(odd)}, not floating-point numbers")
+        layers = tuple((w.astype(np.float32), b.astype(np.float32)) for w, b in raw)
     except CheckpointError:
         raise
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
