@@ -402,7 +402,8 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
         "pit", help="duel two bots with duplicate dice (bgbot, gnubg, bgsage, pubeval, random, engines)",
         description="Bots: bgbot[:checkpoint=PATH,ply=N,cube_ply=N,bearoff=0], gnubg[:ply=N,cube_ply=N,path=P], "
         "bgsage[:ply=N,cube_ply=N,cubeful=0|1] (pip install bgsage), "
-        "pubeval, random[:seed=S,double=P,take=P], cmd:COMMAND (external-player protocol on stdin/stdout), "
+        "pubeval, random[:seed=S,double=P,take=P], cmd:[timeout=S:]COMMAND (external-player protocol on "
+        "stdin/stdout), "
         "tcp:HOST:PORT.  Results are from A's point of view.",
     )
     s.add_argument("a", help="bot A, e.g. bgbot:ply=2")
