@@ -55,6 +55,8 @@ def main() -> None:
     ap.add_argument("--luck", action="store_true")
     ap.add_argument("--tasks", type=int, default=400, help="no-op tasks for the hand-out rate")
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--luck-positions", type=int, default=0, help="measure the luck adjustment on N positions")
+    ap.add_argument("--luck-trials", type=int, default=144)
     args = ap.parse_args()
     engine = Engine.load()
     st = RolloutSettings(trials=args.trials, luck=args.luck, trials_per_task=args.trials_per_task)
@@ -73,9 +75,14 @@ def main() -> None:
         rows.append((f"ray (local cluster, {args.workers} CPUs)", cold, warm))
         results.append(r)
     base = rows[0][2]
-    print(f"{'executor':<32} {'games/s':>8} {'first run':>10} {'vs 1 worker':>12}")
-    for name, cold, warm in rows:
-        print(f"{name:<32} {warm:8.1f} {cold:10.1f} {warm / base:11.2f}x")
+    print(f"{'executor':<32} {'games/s':>8} {'first run':>10} {'vs 1 worker':>12} {'ms CPU/game':>12} {'busy':>5}")
+    for (name, cold, warm), r in zip(rows, results, strict=True):
+        games = r.trials * len(r.entries)
+        busy = r.cpu_seconds / (r.seconds * r.workers)  # share of the workers' wall time spent computing
+        print(
+            f"{name:<32} {warm:8.1f} {cold:10.1f} {warm / base:11.2f}x {1000 * r.cpu_seconds / games:12.2f} {busy:5.2f}"
+        )
+    print("(busy < 1: the workers waited for a core - other processes on the machine - or for tasks)")
     same = all(
         [(e.label, e.mean) for e in r.entries] == [(e.label, e.mean) for e in results[0].entries] for r in results
     )
@@ -121,6 +128,31 @@ def main() -> None:
         print(f"hand-out rate, {name}: {hand_out(blob, args.tasks, **kw):.0f} no-op tasks/s")
     if not args.no_ray:
         ray.shutdown()
+    if args.luck_positions:
+        luck_reduction(engine, args.luck_positions, args.luck_trials, args.workers)
+
+
+def luck_reduction(engine: Engine, n: int, trials: int, workers: int) -> None:
+    """Standard error with and without the luck adjustment, on the same trials, for n contact positions."""
+    rows = [json.loads(line) for line in (ROOT / "tests/data/benchmark/checker.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["class"] == "contact"][:n]
+    st = RolloutSettings(trials=trials, cubeful=True, luck=True, trials_per_task=max(1, trials // 4))
+    print(f"luck adjustment, {n} contact positions before the roll; {st.describe()}")
+    ratios = {5: [], 6: []}
+    t0 = time.perf_counter()
+    for row in rows:
+        r = engine.rollout(row["position"], None, settings=st, workers=workers)
+        e = r.entries[0]
+        for k in ratios:
+            ratios[k].append(e.se[k] / e.se_raw[k])
+        print(
+            f"  {row['position']}: cubeless se {e.se[5]:.4f} vs {e.se_raw[5]:.4f} raw, "
+            f"cubeful se {e.se[6]:.4f} vs {e.se_raw[6]:.4f} raw ({e.label})"
+        )
+    for k, name in ((5, "cubeless"), (6, "cubeful")):
+        m = sum(ratios[k]) / len(ratios[k])
+        print(f"  {name}: se ratio {m:.2f} on average (as many trials without it: x{1 / m**2:.1f})")
+    print(f"  {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":
