@@ -374,3 +374,42 @@ def test_mat_variants_of_other_programs_read_the_same(path: Path) -> None:
     variant = _other_layout(text)
     assert variant != text and ("bar/" in variant or "/off" in variant)
     assert parse_match(variant, "mat").games == read_match(path).games
+
+
+@pytest.mark.gnubg
+def test_make_matches_regenerates_the_reference_matches(tmp_path: Path) -> None:
+    """The generator runs in gnubg (its analysis at 0-ply, quick), reproduces the committed first match
+    exactly, and its analysis file has the statistics and marks the agreement figures are read from."""
+    from bgbot.play.bots.gnubg import find_gnubg
+
+    env = {**os.environ, "MAKE_MATCHES_ARGS": f"--n 1 --plies 0 --out {tmp_path}"}
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [find_gnubg(), "-t", "-q", "-r", "-p", "tests/data/analyse/make_matches.py"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gnubg-analysis.json", "m01.mat", "m01.sgf", "speed-7pt.mat"]
+
+    def body(p: Path) -> list[str]:
+        return [line for line in p.read_text().splitlines() if "EventDate" not in line]
+
+    assert body(tmp_path / "m01.mat") == body(DATA / "m01.mat")
+    assert body(tmp_path / "speed-7pt.mat") == body(DATA / "speed-7pt.mat")
+    assert read_match(tmp_path / "m01.sgf").games == read_match(DATA / "m01.mat").games
+    report = json.loads((tmp_path / "gnubg-analysis.json").read_text())
+    assert report["analysis_plies_gnubg"] == 0
+    m01 = report["matches"]["m01"]
+    assert set(m01["statistics"]) == {"chequerplay", "luck", "cube", "overall"}
+    assert len(m01["statistics"]["overall"]["Error rate mEMG (MWC)"]) == 2
+    match = read_match(DATA / "m01.mat")
+    positions = {(g.number, a.player, a.position.gnubg_id()) for g in match.games for a in g.actions}
+    for m in m01["marked"]:
+        assert m["skill"] in ("doubtful", "bad", "very bad")
+        if m["kind"] in ("move", "cube", "double"):  # gnubg keeps a take or drop from another side's view
+            assert (m["game"], m["player"], m["position"]) in positions

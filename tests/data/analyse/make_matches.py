@@ -21,6 +21,11 @@ different noise level for each player, so that one player errs more), then:
 and rates in mEMG, unforced moves, close cube decisions, counts of marked moves, luck) and every
 checker play or cube action gnubg marked doubtful, bad or very bad, with the play it preferred.
 A JSON summary goes to standard output; gnubg's own chatter goes to /dev/null.
+
+The output is reproducible with the same gnubg build: the dice come from ``set seed``, and the noise is
+gnubg's deterministic kind (drawn from the position, ``evaluation deterministic on``), so running the
+script again gives the same matches and the same analysis (only the date fields differ).  ``--plies 0``
+analyses at gnubg's 0-ply instead, a quick check of the whole pipeline (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ def _players(noise: tuple[float, float]) -> None:
                 f"set player {p} gnubg",
                 f"set player {p} {what} evaluation plies 0",
                 f"set player {p} {what} evaluation cubeful on",
-                f"set player {p} {what} evaluation deterministic off",
+                f"set player {p} {what} evaluation deterministic on",  # noise from the position: reproducible
                 # noisy checker play makes the errors; the cube is played noiselessly, as noisy 0-ply
                 # doubles end most matches in one or two games
                 f"set player {p} {what} evaluation noise {noise[p] if what == 'chequerplay' else 0.0}",
@@ -87,10 +92,10 @@ def _rename(mat: Path) -> None:
     mat.write_text(text)
 
 
-def _analysis_settings() -> None:
+def _analysis_settings(plies: int) -> None:
     for what in ("chequerplay", "cubedecision"):
         for cmd in (
-            f"set analysis {what} evaluation plies {ANALYSIS_PLIES}",
+            f"set analysis {what} evaluation plies {plies}",
             f"set analysis {what} evaluation cubeful on",
             f"set analysis {what} evaluation prune on",
             f"set analysis {what} evaluation deterministic on",
@@ -100,9 +105,9 @@ def _analysis_settings() -> None:
     gnubg.command("set analysis luck evaluation plies 0")
 
 
-def _statistics_text() -> str:
-    """``show statistics match`` output (gnubg prints it on fd 1: captured through a temporary file)."""
-    tmp = HERE / ".stats.tmp"
+def _statistics_text(out: Path) -> str:
+    """``show statistics match`` output (gnubg prints it on fd 1: captured through a temporary file in ``out``)."""
+    tmp = out / ".stats.tmp"
     sys.stdout.flush()
     saved = os.dup(1)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -193,19 +198,20 @@ def marked_decisions(match: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def make(n: int, seed: int, out: Path) -> dict[str, Any]:
+def make(n: int, seed: int, out: Path, plies: int = ANALYSIS_PLIES) -> dict[str, Any]:
     gnubg.command("set threads 1")
     # gnubg 1.07.001 reuses cached cubeful evaluations across match scores (tests/data/README.md, Caveats)
     gnubg.command("set cache 0")
     gnubg.command("set rng mersenne")
     gnubg.command("set automatic game on")
-    _analysis_settings()
-    report: dict[str, Any] = {"gnubg": "GNU Backgammon 1.07.001", "analysis_plies_gnubg": ANALYSIS_PLIES, "matches": {}}
+    _analysis_settings(plies)
+    report: dict[str, Any] = {"gnubg": "GNU Backgammon 1.07.001", "analysis_plies_gnubg": plies, "matches": {}}
     jobs = [(f"m{k:02d}", 3 if k % 2 else 5, NOISES[(k - 1) % len(NOISES)]) for k in range(1, n + 1)]
     jobs.append(("speed-7pt", 7, (0.02, 0.02)))
     for k, (name, length, noise) in enumerate(jobs):
         t0 = time.time()
-        gnubg.command(f"set seed {seed * 1000 + k}")
+        # the speed match keeps its own seed, so that it does not depend on --n
+        gnubg.command(f"set seed {seed * 1000 + (999 if name.startswith('speed') else k)}")
         _players(noise)
         gnubg.command(f"new match {length}")
         mat, sgf = out / f"{name}.mat", out / f"{name}.sgf"
@@ -221,7 +227,7 @@ def make(n: int, seed: int, out: Path) -> dict[str, Any]:
         if analysed_sgf:
             gnubg.command(f"save match {sgf}")
         m = gnubg.match()
-        stats = parse_statistics(_statistics_text())
+        stats = parse_statistics(_statistics_text(out))
         report["matches"][name] = {
             "length": length,
             "noise": list(noise),
@@ -240,11 +246,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=16, help="analysed matches (default 16)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(HERE))
+    ap.add_argument("--plies", type=int, default=ANALYSIS_PLIES, help="gnubg's analysis ply (default 2; 0 is quick)")
     args = ap.parse_args(shlex.split(os.environ.get(ENV_VAR, "")))
     real = _silence()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    real.write(json.dumps(make(args.n, args.seed, out)) + "\n")
+    real.write(json.dumps(make(args.n, args.seed, out, args.plies)) + "\n")
 
 
 if gnubg is not None:
