@@ -28,6 +28,7 @@ The engine layer owns this module; it imports nothing above it (the evaluator co
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import contextlib
 import hashlib
@@ -448,6 +449,8 @@ def _pool(blob: ModelBlob, n_workers: int) -> cf.ProcessPoolExecutor:
             _POOLS.pop(old).shutdown(wait=False, cancel_futures=True)
         ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
         pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob,))
+        if not _POOLS:  # (registering twice is harmless: shutdown_pools empties _POOLS)
+            atexit.register(shutdown_pools)  # before the interpreter tears the modules down
         _POOLS[key] = pool
     return pool
 
