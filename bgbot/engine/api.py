@@ -334,9 +334,8 @@ class Engine:
         from bgbot.rules.dice import parse_dice
 
         p = _as_position(pos)
-        cs = self.cube_state(state) if not isinstance(state, MatchState) else CubeState.of(state)
         d = None if dice is None else parse_dice(dice)
-        return engine_rollout(self, p, d, cs, settings or RolloutSettings(), **options)
+        return engine_rollout(self, p, d, self.cube_state(state), settings or RolloutSettings(), **options)
 
     def analyse(self, match: Any, ply: int = 2, **kwargs: Any) -> Any:
         """Grade every checker play and cube action of a replayed match record at ``ply``.
