@@ -516,16 +516,6 @@ def _run_ray(
             ray.cancel(ref, force=True)
 
 
-def blob_bytes_per_task(blob: ModelBlob) -> int:
-    """Size of the model blob (sent once per process with local workers, once per node with Ray)."""
-    return len(blob.data)
-
-
-def to_json_floats(a: np.ndarray) -> list[Any]:
-    """A float array as nested lists (JSON keeps float64 exactly: ``repr`` round-trips)."""
-    return np.asarray(a, dtype=np.float64).tolist()  # type: ignore[no-any-return]
-
-
 def echo_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
     """A task that does no work (``benchmarks/rollout_speed.py`` times how fast a driver hands tasks out)."""
     return {"seed": seed, "n": len(payload)}

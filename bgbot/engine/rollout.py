@@ -58,6 +58,8 @@ from numpy.typing import NDArray
 from bgbot.engine.cube import (
     BEAROFF_X,
     CONTACT_X,
+    CubeDecision,
+    Owner,
     _classify,
     match_cube_decision,
     money_cube_decision,
@@ -271,7 +273,10 @@ class _Trials:
         g = s_n * t_n
         self.boards = np.repeat(np.array([s.board for s in starts], dtype=np.int8), t_n, axis=0)
         self.k_of = np.tile(np.arange(t_n), s_n)
-        rep = lambda vals, dt: np.repeat(np.array(vals, dtype=dt), t_n)  # noqa: E731
+
+        def rep(vals: list[Any], dt: Any) -> NDArray[Any]:
+            return np.repeat(np.array(vals, dtype=dt), t_n)
+
         self.root_on_roll = rep([s.root_on_roll for s in starts], bool)
         self.cube = rep([s.cube for s in starts], np.int64)
         self.owner = rep([s.owner for s in starts], np.int64)
@@ -309,14 +314,15 @@ class _Trials:
         self.raw[idx, 6] = cubeful
         self.live[idx] = False
 
-    def _cube_view(self, g: int) -> tuple[str, tuple[int, int]]:
+    def _cube_view(self, g: int) -> tuple[Owner, tuple[int, int]]:
         mover = 1 if self.root_on_roll[g] else -1
         o = int(self.owner[g])
-        owner = "center" if o == 0 else ("me" if o == mover else "opp")
+        owner: Owner = "center" if o == 0 else ("me" if o == mover else "opp")
         away = self.score.away if mover == 1 else (self.score.away[1], self.score.away[0])
         return owner, away
 
-    def _decide(self, g: int, probs: NDArray[np.float64], x: float) -> Any:
+    def _decide(self, g: int, probs: NDArray[np.float64], x: float) -> CubeDecision:
+        """The cube decision of game ``g``'s side on roll from its ``probs`` (its view)."""
         owner, away = self._cube_view(g)
         sc = self.score
         if sc.met is None:
@@ -324,7 +330,7 @@ class _Trials:
                 probs,
                 cube_value=int(self.cube[g]),
                 owner=owner,
-                x=x,  # type: ignore[arg-type]
+                x=x,
                 jacoby=sc.jacoby,
             )
         return match_cube_decision(
@@ -337,7 +343,7 @@ class _Trials:
             owner=owner,
             crawford=sc.crawford,
             x=x,
-        )  # type: ignore[arg-type]
+        )
 
     def _leaf(self, idx: NDArray[np.int64]) -> None:
         """Value games ``idx`` where they stand (before the roll of their side on roll)."""
