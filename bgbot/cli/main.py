@@ -507,7 +507,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} -h)\n")
 
 
-def _one_line(message: str, limit: int = 4 * QUOTE_LIMIT) -> str:
+def _one_line(message: str, limit: int = 6 * QUOTE_LIMIT) -> str:
     text = message.replace("\r", " ").replace("\n", " ")
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
