@@ -226,3 +226,20 @@ def test_play_saves_the_session_and_it_analyses(tmp_path: Path, engine: Engine) 
     assert a.players[1].total_error < 1e-9  # bgbot played its own 1-ply choices
     again = write_match(tmp_path / "again.mat", rec)
     assert read_match(again) == rec
+
+
+def test_play_saves_under_bgbot_home_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    import io
+
+    from bgbot.cli.main import _play_record_path
+    from bgbot.play.terminal import play_terminal
+
+    monkeypatch.setenv("BGBOT_HOME", str(tmp_path))
+    path = _play_record_path(argparse.Namespace(no_save=False, save=None))
+    assert path is not None and path.parent == tmp_path / "games" and path.suffix == ".mat"
+    assert _play_record_path(argparse.Namespace(no_save=True, save=None)) is None
+    assert _play_record_path(argparse.Namespace(no_save=False, save="x.sgf")) == Path("x.sgf")
+    out = io.StringIO()
+    play_terminal(BgbotBot(Engine.load(), ply=1), seed=1, stdin=io.StringIO(""), stdout=out, save=path)
+    assert "nothing saved" in out.getvalue() and not path.exists()

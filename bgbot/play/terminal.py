@@ -266,4 +266,6 @@ def play_terminal(
 
         record = match_from_games(played, ("you", "bgbot"), match_length, jacoby=rules.jacoby)
         say(f"Session saved to {write_match(save, record)} ('bgbot analyse' grades it).")
+    elif save is not None:
+        say("No game was finished: nothing saved.")
     return score[0], score[1]
