@@ -294,6 +294,7 @@ def test_cli_rollout_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
         (["--executor", "ray://"], "ray://"),
         (["--ply", "5"], "ply"),
         (["--workers", "0"], "workers"),
+        (["--executor", "127.0.0.1:1"], "cannot reach the Ray cluster"),
     ],
 )
 def test_cli_rollout_bad_options_are_one_line_errors(

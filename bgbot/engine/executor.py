@@ -253,9 +253,24 @@ def _import_ray() -> Any:
     return ray
 
 
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail at once on a cluster address nobody answers at (Ray itself retries for minutes)."""
+    import socket
+
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise ExecutorError(f"cannot reach the Ray cluster {address!r}: {exc}") from None
+
+
 def _ray_ready(spec: ExecutorSpec) -> Any:
     ray = _import_ray()
     if not ray.is_initialized():
+        if spec.address is not None and spec.address != "auto":
+            _check_reachable(spec.address)
         try:
             ray.init(address=spec.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
