@@ -57,6 +57,7 @@ __all__ = [
     "Task",
     "default_workers",
     "parse_executor",
+    "prepare_executor",
     "run_tasks",
 ]
 
@@ -276,6 +277,14 @@ def _ray_ready(spec: ExecutorSpec) -> Any:
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
             raise ExecutorError(f"cannot reach the Ray cluster {spec.address or '(default)'!r}: {exc}") from None
     return ray
+
+
+def prepare_executor(executor: str | ExecutorSpec | None) -> ExecutorSpec:
+    """Parse ``executor`` and, for Ray, connect now (a bad address fails before any work is done)."""
+    spec = parse_executor(executor)
+    if spec.kind == "ray":
+        _ray_ready(spec)
+    return spec
 
 
 # ---------------------------------------------------------------------------

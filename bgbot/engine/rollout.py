@@ -65,7 +65,16 @@ from bgbot.engine.cube import (
     money_cube_decision,
     race_cube_efficiency,
 )
-from bgbot.engine.executor import ExecutorSpec, Journal, ModelBlob, RunStats, Task, parse_executor, run_tasks
+from bgbot.engine.executor import (
+    ExecutorSpec,
+    Journal,
+    ModelBlob,
+    RunStats,
+    Task,
+    parse_executor,
+    prepare_executor,
+    run_tasks,
+)
 from bgbot.engine.met import MatchEquityTable
 from bgbot.engine.search import (
     BearoffEvaluator,
@@ -731,7 +740,7 @@ def run_rollout(
     for workers (None: ``evaluator`` in this process, one worker); ``resume`` a results folder
     (:class:`~bgbot.engine.executor.Journal`).
     """
-    spec = parse_executor(executor)
+    spec = prepare_executor(executor)
     n = settings.trials
     per = settings.trials_per_task
     payload_base = {
@@ -938,6 +947,7 @@ def engine_rollout(
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ConfigError(f"rollout top must be a whole number >= 1 of candidate plays, got {quote_input(top)}")
     cs = engine.cube_state(state)
+    executor = prepare_executor(executor)
     blob = None
     base = engine.base
     if isinstance(base, NetEvaluator) and isinstance(base.net, NumpyNet):
