@@ -100,3 +100,19 @@ def test_candidate_mode_keeps_the_best_plays_of_real_choices(tmp_path: Path, ini
     got, labels, _ = load_chunks(tmp_path / "run")
     assert got.shape == (64, 26) and np.isfinite(labels).all()
     assert not (got == start).all(axis=1).any()  # after-move positions, never the starting position
+
+
+def test_a_refinement_ships_as_a_numpy_model(tmp_path: Path, init: Path) -> None:
+    from bgbot.eval.nets import to_numpy
+    from training.ship import ship
+
+    generate(init, tmp_path / "run", 2, CFG, progress=False)
+    fit(init, tmp_path / "run", tmp_path / "fit", epochs=1, lr=3e-3, batch=32, progress=False)
+    shipped = ship(tmp_path / "fit", "m", tmp_path / "ckpt", tmp_path / "models", refined=True)
+    model = load_model(shipped)
+    want = to_numpy(load_checkpoint(tmp_path / "fit" / "refined.pt").net)
+    for (w, b), (w2, b2) in zip(model.net.layers, want.layers, strict=True):
+        np.testing.assert_array_equal(w, w2)
+        np.testing.assert_array_equal(b, b2)
+    assert model.data["config"]["refined"]["init"] == str(init)
+    assert sorted(p.name for p in (tmp_path / "ckpt" / "m-refine").iterdir()) == ["fit.json"]
