@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from bgbot.engine.executor import (
+    NO_MODEL,
     ExecutorSpec,
     Journal,
     ModelBlob,
+    RunStats,
     Task,
     net_hash,
     parse_executor,
@@ -97,7 +99,21 @@ def test_run_tasks_checks_workers_and_the_model() -> None:
     with pytest.raises(ExecutorError, match="workers"):
         list(run_tasks(tasks, None, workers=0))
     with pytest.raises(ExecutorError, match="in-memory"):
-        list(run_tasks(tasks, None, executor="ray"))
+        list(run_tasks(tasks, None, executor="ray", evaluator=NetEvaluator(load_model().net)))
+    with pytest.raises(ExecutorError, match="every task"):  # no model given: the tasks must say they need none
+        list(run_tasks(tasks, None, workers=2))
     blob = ModelBlob.from_net(load_model().net)
     with pytest.raises(ExecutorError, match="every task"):
         list(run_tasks(tasks, blob, workers=1))
+
+
+def test_tasks_without_a_model_run_on_worker_processes_and_resume(tmp_path: Path) -> None:
+    # a pit's or a generator's tasks that load no network: the same executor, the same journal
+    tasks = [Task("bgbot.engine.executor:echo_task", NO_MODEL, {"i": i, "pad": "x" * i}, 100 + i) for i in range(6)]
+    journal = Journal(tmp_path / "j", tasks)
+    stats = RunStats()
+    got = dict(run_tasks(tasks, None, workers=2, journal=journal, stats=stats))
+    assert got == {i: {"seed": 100 + i, "n": 2} for i in range(6)} and stats.executed == 6
+    again = RunStats()
+    assert dict(run_tasks(tasks, None, workers=2, journal=Journal(tmp_path / "j", tasks), stats=again)) == got
+    assert again.resumed == 6 and again.executed == 0

@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 JOURNAL_FORMAT = "bgbot-journal-1"
+NO_MODEL = "no-model"  # the model hash of tasks that load no network (their evaluator is None)
 _KIND_PREFIXES = ("bgbot.", "training.")  # task functions live in this project only
 
 
@@ -189,20 +190,24 @@ def run_task(task: Task, evaluator: Evaluator) -> dict[str, Any]:
 _WORKER_BLOB: ModelBlob | None = None
 
 
-def _pool_init(blob: ModelBlob) -> None:
+def _pool_init(blob: ModelBlob | None) -> None:
     global _WORKER_BLOB
     _WORKER_BLOB = blob
 
 
 def _pool_run(task: Task) -> dict[str, Any]:
     blob = _WORKER_BLOB
+    if blob is None and task.model_hash == NO_MODEL:
+        return run_task(task, None)
     if blob is None or blob.hash != task.model_hash:
         raise ExecutorError(f"worker has no model {task.model_hash[:12]!r}")
     return run_task(task, blob.evaluator())
 
 
-def _ray_run(task: Task, data: bytes, bearoff: bool) -> dict[str, Any]:
+def _ray_run(task: Task, data: bytes | None, bearoff: bool) -> dict[str, Any]:
     """A Ray task's body: ``data`` is the model blob's bytes, resolved from the object store by Ray."""
+    if data is None:
+        return run_task(task, None)
     return run_task(task, _cached_evaluator(task.model_hash, data, bearoff))
 
 
@@ -392,6 +397,9 @@ def run_tasks(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Run ``tasks``, yielding ``(index, result)`` as each finishes (journal hits first, then in any order).
 
+    Tasks that need no network (a pit's games, whose bots load their own) name :data:`NO_MODEL` and run
+    with neither ``blob`` nor ``evaluator``: their function gets ``None``.
+
     ``blob`` is the network every task names (all tasks share one model), run by worker processes;
     without one, ``evaluator`` runs the tasks in this process (one local worker only).  Closing the
     iterator early (a caller that has enough) cancels the tasks not started.  Errors inside a task
@@ -412,9 +420,10 @@ def run_tasks(
             yield i, done
     if not todo:
         return
-    if blob is None and (spec.kind != "local" or n_workers > 1 or evaluator is None):
+    if blob is None and evaluator is not None and (spec.kind != "local" or n_workers > 1):
         raise ExecutorError("only an in-memory network given: it runs in this process (one local worker)")
-    if blob is not None and any(tasks[i].model_hash != blob.hash for i in todo):
+    want = blob.hash if blob is not None else NO_MODEL if evaluator is None else None
+    if want is not None and any(tasks[i].model_hash != want for i in todo):
         raise ExecutorError("every task must name the model shipped with it")
 
     def finished(i: int, result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -423,14 +432,14 @@ def run_tasks(
         st.executed += 1
         return i, result
 
-    if blob is None:  # an in-memory evaluator: here, one task after the other
+    if blob is None and evaluator is not None:  # an in-memory evaluator: here, one task after the other
         for i in todo:
             yield finished(i, run_task(tasks[i], evaluator))  # type: ignore[arg-type]
         return
     if spec.kind == "local":
-        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, n_workers, st))  # type: ignore[arg-type]
+        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, n_workers, st))
         return
-    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, n_workers, st))  # type: ignore[arg-type]
+    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, n_workers, st))
 
 
 def _task_size(task: Task) -> int:
@@ -465,8 +474,12 @@ def _one_blas_thread() -> Iterator[None]:
 _POOLS: dict[tuple[str, bool, int], cf.ProcessPoolExecutor] = {}
 
 
-def _pool(blob: ModelBlob, n_workers: int) -> cf.ProcessPoolExecutor:
-    key = (blob.hash, blob.bearoff, n_workers)
+def _pool_key(blob: ModelBlob | None, n_workers: int) -> tuple[str, bool, int]:
+    return (blob.hash, blob.bearoff, n_workers) if blob is not None else (NO_MODEL, False, n_workers)
+
+
+def _pool(blob: ModelBlob | None, n_workers: int) -> cf.ProcessPoolExecutor:
+    key = _pool_key(blob, n_workers)
     pool = _POOLS.get(key)
     if pool is None:
         for old in list(_POOLS):  # one model at a time: a pool of another one goes
@@ -486,7 +499,7 @@ def shutdown_pools() -> None:
 
 
 def _run_pool(
-    tasks: Sequence[Task], todo: list[int], blob: ModelBlob, n_workers: int, st: RunStats
+    tasks: Sequence[Task], todo: list[int], blob: ModelBlob | None, n_workers: int, st: RunStats
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     pool = _pool(blob, n_workers)
     futures: dict[cf.Future[dict[str, Any]], int] = {}
@@ -506,16 +519,22 @@ def _run_pool(
         for fut in futures:
             fut.cancel()
         if not ok:  # an error or Ctrl-C: do not keep workers that may still be busy
-            _POOLS.pop((blob.hash, blob.bearoff, n_workers), None)
+            _POOLS.pop(_pool_key(blob, n_workers), None)
             pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_ray(
-    spec: ExecutorSpec, tasks: Sequence[Task], todo: list[int], blob: ModelBlob, n_workers: int, st: RunStats
+    spec: ExecutorSpec,
+    tasks: Sequence[Task],
+    todo: list[int],
+    blob: ModelBlob | None,
+    n_workers: int,
+    st: RunStats,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     ray = _ray_ready(spec)
     remote = ray.remote(num_cpus=1, max_retries=3)(_ray_run)
-    data_ref = ray.put(blob.data)  # once: every task carries the reference only
+    data_ref = ray.put(blob.data) if blob is not None else None  # once: every task carries the reference only
+    bearoff = blob.bearoff if blob is not None else False
     cpus = int(ray.cluster_resources().get("CPU", n_workers))
     window = max(2 * cpus, 2)  # tasks in flight: enough to keep the cluster busy, few to waste on an early stop
     pending: dict[Any, int] = {}
@@ -525,7 +544,7 @@ def _run_ray(
             while queue and len(pending) < window:
                 i = queue.pop(0)
                 st.task_bytes.append(_task_size(tasks[i]))
-                pending[remote.remote(tasks[i], data_ref, blob.bearoff)] = i
+                pending[remote.remote(tasks[i], data_ref, bearoff)] = i
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 i = pending.pop(ref)
@@ -540,6 +559,6 @@ def _run_ray(
             ray.cancel(ref, force=True)
 
 
-def echo_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
+def echo_task(evaluator: Evaluator | None, payload: dict[str, Any], seed: int) -> dict[str, Any]:
     """A task that does no work (``benchmarks/rollout_speed.py`` times how fast a driver hands tasks out)."""
     return {"seed": seed, "n": len(payload)}
