@@ -303,3 +303,17 @@ def test_cli_rollout_bad_options_are_one_line_errors(
     assert main(["rollout", "4HPwATDgc/ABMA", "31", "--trials", "12", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bgbot: error:") and message in err[0]
+
+
+def test_a_sure_win_without_gammons_rolls_out_to_double_pass(engine: Engine) -> None:
+    # given: the side on roll bears its last two checkers off with any roll; the opponent has borne off
+    pos = Position.from_points({1: 2}, {6: 3, 5: 3})
+    r = engine.rollout(pos, None, settings=RolloutSettings(trials=36, luck=False, trials_per_task=36))
+    nd, dt = r.entries
+    # then no double wins the cube (1), double/take twice that, so the cube action is double, pass (+1)
+    assert nd.cubeful_equity == 1.0 and dt.cubeful_equity == 2.0 and nd.se[6] == 0.0
+    assert r.cube_action == "Double, pass"
+    # and with the cube owned by the opponent there is nothing to decide: one line
+    owned = engine.rollout(pos, None, CubeState(cube=2, owner="opp"), RolloutSettings(trials=36, luck=False))
+    assert [e.label for e in owned.entries] == ["position"] and owned.cube_action is None
+    assert owned.entries[0].cubeful_equity == 1.0  # one cube of 2 won, in units of that cube
