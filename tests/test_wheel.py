@@ -48,35 +48,49 @@ def test_the_wheel_holds_the_model_and_no_trainer(wheel: Path) -> None:
     assert torch_lines and all("extra ==" in line for line in torch_lines)  # torch only with an extra
 
 
-def _run_installed(target: Path, cwd: Path, code: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(target)}
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
-
-
 def test_an_installed_wheel_plays_from_anywhere_without_torch(wheel: Path, tmp_path: Path) -> None:
-    target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
-                    str(target), str(wheel)], check=True, capture_output=True, timeout=300)
+    """A fresh venv outside the source tree with the wheel installed: ``bgbot move`` and ``bgbot eval`` work.
+
+    The venv borrows the test venv's numpy/numba/... through a path entry (a ``.pth`` line adds the
+    folder without running the ``.pth`` files in it, so the checkout's editable install stays out);
+    bgbot itself comes only from the wheel.
+    """
+    import site
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()] or [sysconfig.get_paths()["purelib"]]
+    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    code = (
-        "import sys, bgbot\n"
-        "from bgbot.cli.main import main\n"
-        "print('FILE', bgbot.__file__)\n"
-        "rc = main(['move', '4HPwATDgc/ABMA', '31'])\n"
-        "print('TORCH', 'torch' in sys.modules, 'RC', rc)\n"
-    )
-    proc = _run_installed(target, elsewhere, code)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert f"FILE {target}" in proc.stdout  # the wheel's copy, not the checkout's
-    assert "8/5 6/5" in proc.stdout.split("\n", 3)[-1]
-    assert "TORCH False RC 0" in proc.stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    where = subprocess.run([str(py), "-c", "import bgbot, sys; print(bgbot.__file__, 'torch' in sys.modules)"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert where.stdout.startswith(str(purelib / "bgbot")), where.stdout + where.stderr
+    bgbot = str(venv / "bin" / "bgbot")
+    move = subprocess.run([bgbot, "move", "4HPwATDgc/ABMA", "31"], cwd=elsewhere, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert move.returncode == 0, move.stderr[-2000:]
+    assert "8/5 6/5" in move.stdout.split("\n", 3)[-1]
+    ev = subprocess.run([bgbot, "eval", "4HPwATDgc/ABMA", "--json"], cwd=elsewhere, env=env, capture_output=True,
+                        text=True, timeout=600)
+    assert ev.returncode == 0, ev.stderr[-2000:]
+    assert '"win"' in ev.stdout
+    probe = ("import sys\nfrom bgbot.cli.main import main\nrc = main(['move', '4HPwATDgc/ABMA', '31'])\n"
+             "print('TORCH', 'torch' in sys.modules, 'RC', rc)\n")
+    proc = subprocess.run([str(py), "-c", probe], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    assert "TORCH False RC 0" in proc.stdout, proc.stderr[-2000:]
     # the trainer is not in the wheel: `bgbot train` says where training runs instead of a traceback
-    proc = _run_installed(target, elsewhere, "from bgbot.cli.main import main; raise SystemExit(main(['train']))")
-    assert proc.returncode == 2
-    assert "training runs from a clone of the repository" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    train = subprocess.run([bgbot, "train"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    assert train.returncode == 2
+    assert "training runs from a clone of the repository" in train.stderr
+    assert "Traceback" not in train.stderr
 
 
 def test_a_torch_checkpoint_without_torch_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
