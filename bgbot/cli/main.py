@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
+from bgbot.cli.options import add_cube_options
 from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, quote_input
 
@@ -241,15 +242,6 @@ def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState
                               crawford=args.crawford, jacoby=args.jacoby)
 
 
-def _cube_options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--cube", help="cube value (default 1, or the position's)")
-    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
-    s.add_argument("--match", help="match length (0 = money game)")
-    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
-    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
-    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
-
-
 def _cmd_cube(args: argparse.Namespace) -> int:
     import json
 
@@ -298,13 +290,13 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     s = sub.add_parser("move", help="rank the legal moves of a roll (best move)")
     _engine_args(s, "search")
     s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
-    _cube_options(s)
+    add_cube_options(s)
     s.add_argument("--cubeless", action="store_true", help="rank by cubeless money equity (cube and score ignored)")
     s.set_defaults(func=_cmd_move)
 
     s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")
     _engine_args(s, "evaluate")
-    _cube_options(s)
+    add_cube_options(s)
     s.set_defaults(func=_cmd_cube)
 
     s = sub.add_parser("eval", help="cubeless probabilities of the side on roll")

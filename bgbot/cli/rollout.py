@@ -12,6 +12,8 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
+from bgbot.cli.options import add_cube_options
+
 if TYPE_CHECKING:
     from bgbot.rules.matchstate import CubeState, MatchState
 
@@ -170,10 +172,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--resume", metavar="DIR", help="results folder: finished tasks are kept there and reused")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    s.add_argument("--cube", help="cube value (default 1, or the position's)")
-    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
-    s.add_argument("--match", help="match length (0 = money game)")
-    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
-    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
-    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+    add_cube_options(s)
     s.set_defaults(func=_cmd_rollout)

@@ -1,0 +1,19 @@
+"""Command-line options several commands take (apart from ``main.py``, so that command modules can share them)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_cube_options(s: argparse.ArgumentParser) -> None:
+    """``--cube --owner --match --score --crawford --jacoby``: the cube and score, seen from the side on roll.
+
+    Read with :func:`bgbot.engine.answers.resolve_cube_state`, over what the position's own text
+    (XGID, Match ID, FIBS board) says.
+    """
+    s.add_argument("--cube", help="cube value (default 1, or the position's)")
+    s.add_argument("--owner", help="me, opp or center, seen from the side on roll")
+    s.add_argument("--match", help="match length (0 = money game)")
+    s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
+    s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
