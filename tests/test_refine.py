@@ -116,3 +116,24 @@ def test_a_refinement_ships_as_a_numpy_model(tmp_path: Path, init: Path) -> None
         np.testing.assert_array_equal(b, b2)
     assert model.data["config"]["refined"]["init"] == str(init)
     assert sorted(p.name for p in (tmp_path / "ckpt" / "m-refine").iterdir()) == ["fit.json"]
+
+
+def test_one_or_two_workers_make_the_same_chunks(tmp_path: Path, init: Path) -> None:
+    assert generate(init, tmp_path / "one", 3, CFG, progress=False, workers=1) == 3
+    assert generate(init, tmp_path / "two", 3, CFG, progress=False, workers=2) == 3
+    for x, y in zip(load_chunks(tmp_path / "one"), load_chunks(tmp_path / "two"), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.slow
+def test_a_local_ray_cluster_makes_the_same_chunks(tmp_path: Path, init: Path) -> None:
+    import ray
+
+    generate(init, tmp_path / "local", 2, CFG, progress=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        assert generate(init, tmp_path / "ray", 2, CFG, progress=False, executor="ray", workers=2) == 2
+    finally:
+        ray.shutdown()
+    for x, y in zip(load_chunks(tmp_path / "local"), load_chunks(tmp_path / "ray"), strict=True):
+        np.testing.assert_array_equal(x, y)

@@ -35,6 +35,7 @@ less variance.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import time
@@ -50,7 +51,7 @@ from bgbot.engine.search import BearoffEvaluator, lookahead_probs
 from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.encoding import encode
-from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax, terminal_probs
+from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
 from bgbot.rules.dice import reroll_opening_doubles
@@ -129,8 +130,25 @@ def _top_plays(value: NDArray[np.float64], parent: NDArray[np.int64], keep: NDAr
     return order[(rank < k) & (choices > 1)]
 
 
-def generate(model: str | Path, out: str | Path, chunks: int, cfg: GenerateConfig, *, progress: bool = True) -> int:
-    """Write chunks ``0 .. chunks-1`` that are missing under ``out/data``; returns how many were written."""
+def generate(
+    model: str | Path,
+    out: str | Path,
+    chunks: int,
+    cfg: GenerateConfig,
+    *,
+    progress: bool = True,
+    executor: str = "local",
+    workers: int = 1,
+) -> int:
+    """Write chunks ``0 .. chunks-1`` that are missing under ``out/data``; returns how many were written.
+
+    Each chunk is one task of :mod:`bgbot.engine.executor` (:func:`label_chunk_task`, seeded by
+    ``(seed, chunk)``, the network shipped by hash): ``workers`` local processes, or a Ray cluster
+    with ``executor="ray"`` / ``"ray://HOST:PORT"``, give the same chunks.  The chunk files are the
+    run's journal: a killed run resumes at the missing ones.
+    """
+    from bgbot.engine.executor import ModelBlob, Task, run_tasks
+
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
@@ -144,21 +162,50 @@ def generate(model: str | Path, out: str | Path, chunks: int, cfg: GenerateConfi
             raise ConfigError(f"{str(out)!r} holds data made with {old}, not {meta}: choose another --out")
     else:
         _atomic_text(meta_path, json.dumps(meta, indent=1) + "\n")
-    evaluator = BearoffEvaluator(NetEvaluator(load_model(model).net))
     todo = [k for k in range(chunks) if not _chunk_path(out, k).exists()]
+    if not todo:
+        return 0
+    blob = ModelBlob.from_net(load_model(model).net, bearoff=True)
+    tasks = [Task("training.refine:label_chunk_task", blob.hash, {"config": cfg.__dict__, "chunk": k}, cfg.seed)
+             for k in todo]
     bar = tqdm(total=chunks, initial=chunks - len(todo), unit="chunk", desc="label", disable=not progress)
-    for k in todo:
-        rng = np.random.default_rng([cfg.seed, k])
-        t0 = time.perf_counter()
-        boards = sample_positions(evaluator, cfg, rng)
-        labels = lookahead_probs(evaluator, boards, cfg.depth).astype(np.float32)
-        path = _chunk_path(out, k)
+    for i, result in run_tasks(tasks, blob, executor=executor, workers=workers):
+        path = _chunk_path(out, todo[i])
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, boards=boards, labels=labels, seconds=np.float64(time.perf_counter() - t0))
+        np.savez(tmp, boards=_unpack(result["boards"]), labels=_unpack(result["labels"]),
+                 seconds=np.float64(result["seconds"]))
         os.replace(tmp, path)
         bar.update(1)
     bar.close()
     return len(todo)
+
+
+def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], seed: int) -> dict[str, object]:
+    """An executor task: chunk ``payload['chunk']`` of ``GenerateConfig(**payload['config'])``, sampled and labelled.
+
+    ``evaluator`` is the labelling network with exact bear-offs (the task's model hash).  Positions
+    are from each row's side on roll, labels its five probabilities looked one roll ahead.
+    """
+    cfg = GenerateConfig(**payload["config"])  # type: ignore[arg-type]
+    if cfg.seed != seed:
+        raise ConfigError(f"task seed {seed!r} is not the config's seed {cfg.seed!r}")
+    rng = np.random.default_rng([cfg.seed, int(payload["chunk"])])  # type: ignore[call-overload]
+    t0 = time.perf_counter()
+    boards = sample_positions(evaluator, cfg, rng)
+    labels = lookahead_probs(evaluator, boards, cfg.depth).astype(np.float32)
+    return {"boards": _pack(boards), "labels": _pack(labels), "seconds": time.perf_counter() - t0}
+
+
+def _pack(a: NDArray[np.generic]) -> dict[str, object]:
+    """An array as JSON-ready text (a task's result crosses processes and machines as JSON)."""
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}
+
+
+def _unpack(d: dict[str, object]) -> NDArray[np.generic]:
+    dtype = np.dtype(str(d["dtype"]))
+    if dtype.kind not in "iuf":
+        raise ConfigError(f"a labelled chunk holds {dtype}, not numbers")
+    return np.frombuffer(base64.b64decode(str(d["data"])), dtype=dtype).reshape(d["shape"])  # type: ignore[arg-type]
 
 
 def _atomic_text(path: Path, text: str) -> None:
@@ -271,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--model", required=True, help="model to play and label with (.npz or .pt)")
     g.add_argument("--out", required=True)
     g.add_argument("--chunks", type=int, required=True)
+    g.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    g.add_argument("--executor", default="local", help="local, ray, ray://HOST:PORT or HOST:PORT")
     for key, val in GenerateConfig().__dict__.items():
         g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=val)
     f = sub.add_parser("fit", help="fit a checkpoint to the labels")
@@ -284,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.cmd == "generate":
         cfg = GenerateConfig(**{k: getattr(args, k) for k in GenerateConfig().__dict__})
-        generate(args.model, args.out, args.chunks, cfg)
+        generate(args.model, args.out, args.chunks, cfg, executor=args.executor, workers=args.workers)
     else:
         print(json.dumps(fit(args.init, args.data, args.out, epochs=args.epochs, lr=args.lr, batch=args.batch,
                              seed=args.seed), indent=1))
