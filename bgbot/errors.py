@@ -140,3 +140,24 @@ class RequestLimitError(BgbotError):
 
 class OutputError(BgbotError):
     """An output file or folder that cannot be written: under a file, not a folder, read-only, or a full disk."""
+
+
+# ---- interrupts ---------------------------------------------------------------
+
+
+def is_interrupt(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an interrupt (Ctrl-C, or SIGTERM turned into one), also when compiled code wrapped it.
+
+    A ``KeyboardInterrupt`` raised while numba's dispatcher was running Python code comes out of it as a
+    ``SystemError`` ("returned a result with an exception set") whose cause is the interrupt: callers
+    that save their work on an interrupt catch both and ask this.
+    """
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        if not isinstance(exc, SystemError):
+            return False
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False

@@ -436,3 +436,20 @@ def test_serve_external_serves_50_clients_and_refuses_a_256_mb_line() -> None:
         print(f"256 MB line: {sent >> 20} MiB accepted before the close; RSS {before} -> {after} kB")
         assert after - before < 64 * 1024  # was +800 MB
         assert max(load_test(port, clients=6, misbehaving=1, questions=1)) <= 5.0  # still serving
+
+
+def test_an_interrupt_wrapped_by_compiled_code_is_still_an_interrupt() -> None:
+    """numba's dispatcher turns a KeyboardInterrupt raised inside it into a SystemError caused by it."""
+    from bgbot.errors import is_interrupt
+
+    def wrapped() -> BaseException:
+        try:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as inner:
+                raise SystemError("CPUDispatcher(<function _batch>) returned a result with an exception set") from inner
+        except SystemError as exc:
+            return exc
+
+    assert is_interrupt(KeyboardInterrupt()) and is_interrupt(wrapped())
+    assert not is_interrupt(SystemError("a real bug")) and not is_interrupt(ValueError("x")) and not is_interrupt(None)

@@ -49,7 +49,7 @@ from tqdm import tqdm
 
 from bgbot.config import config_to_dict
 from bgbot.engine.search import greedy_chooser, move_values
-from bgbot.errors import CheckpointError, ConfigError
+from bgbot.errors import CheckpointError, ConfigError, is_interrupt
 from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
@@ -327,8 +327,9 @@ class Trainer:
                     bar.set_postfix_str(f"ppg {self.last_eval['ppg']:+.3f}±{self.last_eval['se']:.3f}")
                 if _crossed(before, self.games_done, cfg.checkpoint_every):
                     self.save(ckpt)
-        except KeyboardInterrupt:
-            bar.write("interrupted: saving a checkpoint to resume from")
+        except (KeyboardInterrupt, SystemError) as exc:
+            if is_interrupt(exc):
+                bar.write("interrupted: saving a checkpoint to resume from")
             raise
         finally:
             bar.close()

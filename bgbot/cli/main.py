@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from bgbot.cli.analyse import add_parser as add_analyse_parser
 from bgbot.cli.options import add_cube_options
 from bgbot.cli.rollout import add_parser as add_rollout_parser
-from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, quote_input
+from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt, quote_input
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
@@ -582,7 +582,9 @@ def main(argv: list[str] | None = None) -> int:
     except BgbotError as exc:
         print(f"bgbot: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):
+            raise
         print("bgbot: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from bgbot.config import check_output_dir
-from bgbot.errors import BgbotError, ConfigError, EngineError
+from bgbot.errors import BgbotError, ConfigError, EngineError, is_interrupt
 from bgbot.play.bots import Bot, BotSpec, make_bot, parse_bot_spec, prepare_bot
 from bgbot.play.match import play_match
 from bgbot.play.table import DEFAULT_RULES, GameResult, Rules, play_game
@@ -547,7 +547,9 @@ def run_pit(
             _play_pairs(spec_a, spec_b, cfg, range(cfg.pairs), receive, lambda: report.stopped is not None)
         else:
             _run_workers(spec_a, spec_b, cfg, workers, receive, lambda: report.stopped is not None)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):
+            raise
         report.stopped = "interrupted (Ctrl-C or SIGTERM)"
     except OSError as exc:  # a game record that cannot be written (full disk): keep what was played
         report.stopped = f"stopped: cannot write a game record: {exc}"
@@ -595,7 +597,7 @@ def _run_workers(
             receive(item)
             if should_stop():
                 stop_event.set()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError):
         stop_event.set()
         raise
     finally:
