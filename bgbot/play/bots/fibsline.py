@@ -282,6 +282,22 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+def spawn_engine(argv: list[str], what: str) -> tuple[subprocess.Popen[bytes], LineChannel]:
+    """Start an engine process that talks in lines on stdin/stdout and dies with this process.
+
+    ``what`` names it in errors ("engine", "UBGI engine"); a command that cannot start is an
+    :class:`~bgbot.errors.EngineError` quoting it.
+    """
+    try:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+    except OSError as exc:
+        raise EngineError(f"cannot start {what} {shlex.join(argv)!r}: {exc}") from None
+    return proc, LineChannel.from_process(proc, f"{what} {shlex.join(argv)!r}")
+
+
 class PipeEngineBot(FibsLineBot):
     """An engine started as a child process, speaking the protocol on its stdin/stdout (spec ``cmd:...``)."""
 
@@ -296,17 +312,7 @@ class PipeEngineBot(FibsLineBot):
         self._start()
 
     def _start(self) -> None:
-        try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-        except OSError as exc:
-            raise EngineError(f"cannot start engine {shlex.join(self.argv)!r}: {exc}") from None
-        self._chan = LineChannel.from_process(self._proc, f"engine {shlex.join(self.argv)!r}")
+        self._proc, self._chan = spawn_engine(self.argv, "engine")
 
     def _channel(self) -> LineChannel:
         if self._proc is None or self._chan is None:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from bgbot.errors import EngineError, ProtocolError
 from bgbot.play.bots.base import BaseBot
-from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, LineChannel, _die_with_parent, _stop_process, move_from_text
+from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, LineChannel, _stop_process, move_from_text, spawn_engine
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
@@ -63,17 +63,7 @@ class UbgiEngineBot(BaseBot):
 
     # ---- process ---------------------------------------------------------------
     def _start(self) -> None:
-        try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-        except OSError as exc:
-            raise EngineError(f"cannot start UBGI engine {shlex.join(self.argv)!r}: {exc}") from None
-        self._chan = LineChannel.from_process(self._proc, f"UBGI engine {shlex.join(self.argv)!r}")
+        self._proc, self._chan = spawn_engine(self.argv, "UBGI engine")
         self._chan.send("ubgi")
         for line in self._until("ubgiok", START_TIMEOUT):
             if line.startswith("id name "):
