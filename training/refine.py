@@ -7,8 +7,10 @@ What gnubg did after its first TD network, on this machine's budget:
    (``explore``) so that the sample also holds the odd positions a search
    meets; every position before a roll (side on roll's view) is kept with
    probability ``keep``, which thins out the strong correlation of
-   consecutive positions.  Finished games and exact bear-offs (both sides
-   home, in the database: play answers them exactly) are left out.
+   consecutive positions.  With ``candidates=K`` the K best plays (by
+   1-ply) of each kept roll are taken instead: the positions a 2-ply choice
+   compares.  Finished games and exact bear-offs (both sides home, in the
+   database: play answers them exactly) are left out.
 2. **Labels** (same step): each position's five probabilities looked one
    roll ahead, :func:`bgbot.engine.search.lookahead_probs` at depth 1 (the
    average over the 21 rolls of the mover's best play, each valued by the
@@ -17,6 +19,8 @@ What gnubg did after its first TD network, on this machine's budget:
    Positions and labels go to ``DIR/data/chunk-NNNNN.npz`` one chunk at a
    time, written atomically; chunk ``k`` is seeded by ``(seed, k)`` so a
    killed run resumes at the first missing chunk and makes the same data.
+   Each chunk is a task of :mod:`bgbot.engine.executor` (local processes
+   or Ray, the network shipped by hash).
 3. **Fit** (``fit``): minibatch Adam on the binary cross-entropy between the
    network's sigmoid outputs and the labels, starting from the network that
    made the labels, a held-out share of chunks scored every epoch; the best
@@ -28,8 +32,10 @@ The loss is the same one self-play TD uses, only the target changes from a
 lambda-return of one game to an expectation over every roll, which has far
 less variance.
 
-    python -m training.refine generate --model checkpoints/bgbot-default.pt --out runs/refine1 --chunks 100
-    python -m training.refine fit --init checkpoints/bgbot-default.pt --data runs/refine1 --out runs/refine1
+    python -m training.refine generate --model checkpoints/bgbot-default.pt --out runs/refine1 --chunks 100 \
+        --candidates 4 --keep 0.1 --workers 2
+    python -m training.refine fit --init checkpoints/bgbot-default.pt --data runs/refine1 --out runs/fit1
+    python -m training.ship runs/fit1 --refined   # if it beats its parent and lowers the checker error
 """
 
 from __future__ import annotations
