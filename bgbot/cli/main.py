@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
-from bgbot.cli.options import add_cube_options
+from bgbot.cli.options import add_cube_options, cube_state_from_args
 from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt, quote_input
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
-    from bgbot.rules.matchstate import CubeState, MatchState
 
 DEFAULT_RUN_DIR = "runs/default"
 
@@ -190,7 +189,7 @@ def _cmd_move(args: argparse.Namespace) -> int:
         dice = state.dice
     else:
         raise InvalidDiceError(f"no dice given for {args.position!r}: add DICE like 31, or an XGID with dice")
-    cs = _cube_state(args, state)
+    cs = cube_state_from_args(args, state)
     engine = _load_engine(args)
     analysis = engine.best_move(pos, dice, ply, cs, cubeless=args.cubeless)
     if args.json:
@@ -234,14 +233,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState:
-    """The cube and score from the side on roll: the position's own (XGID, Match ID, FIBS board), then the options."""
-    from bgbot.engine.answers import resolve_cube_state
-
-    return resolve_cube_state(state, cube=args.cube, owner=args.owner, match=args.match, score=args.score,
-                              crawford=args.crawford, jacoby=args.jacoby)
-
-
 def _cmd_cube(args: argparse.Namespace) -> int:
     import json
 
@@ -252,7 +243,7 @@ def _cmd_cube(args: argparse.Namespace) -> int:
 
     pos, state = parse_position_and_state(args.position)
     ply = check_ply(args.ply)
-    cs = _cube_state(args, state)
+    cs = cube_state_from_args(args, state)
     cube, owner, match, score, crawford, jacoby = cs.cube, cs.owner, cs.match, cs.score, cs.crawford, cs.jacoby
     engine = _load_engine(args)
     probs = engine.evaluate(pos, ply)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bgbot.rules.matchstate import CubeState, MatchState
 
 
 def add_cube_options(s: argparse.ArgumentParser) -> None:
@@ -17,3 +21,12 @@ def add_cube_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--score", help="points won so far, side on roll first, e.g. 2-4")
     s.add_argument("--crawford", action="store_true", help="this is the Crawford game")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
+
+
+def cube_state_from_args(args: argparse.Namespace, state: MatchState | None) -> CubeState:
+    """The cube and score from the side on roll: the position's own (XGID, Match ID, FIBS board), then the options
+    of :func:`add_cube_options`."""
+    from bgbot.engine.answers import resolve_cube_state
+
+    return resolve_cube_state(state, cube=args.cube, owner=args.owner, match=args.match, score=args.score,
+                              crawford=args.crawford, jacoby=args.jacoby)

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bgbot.cli.options import add_cube_options
-
-if TYPE_CHECKING:
-    from bgbot.rules.matchstate import CubeState, MatchState
+from bgbot.cli.options import add_cube_options, cube_state_from_args
 
 __all__ = ["add_parser"]
 
@@ -42,7 +39,7 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
 
     pos, state = parse_position_and_state(args.position)
     dice = parse_dice(args.dice) if args.dice is not None else None
-    cs = _cube_state(args, state)
+    cs = cube_state_from_args(args, state)
     spec = parse_executor(args.executor)
     workers = args.workers if args.workers is not None else default_workers()
     if workers < 1:
@@ -93,27 +90,6 @@ def _whole(text: str) -> int:
         return ascii_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
-def _cube_state(args: argparse.Namespace, state: MatchState | None) -> CubeState:
-    """The cube and score from the side on roll: the position's own, then the options (as ``bgbot move``)."""
-    from bgbot.rules.matchstate import CubeState
-
-    cube, owner, match, score, crawford, jacoby = 1, "center", 0, (0, 0), False, False
-    if state is not None:
-        cube, owner, match = state.cube_value, state.cube_owner_relative(), state.match_length
-        score = (state.score[state.on_roll], state.score[1 - state.on_roll])
-        crawford, jacoby = state.crawford, state.jacoby and state.is_money
-    if args.match is not None and args.score is None:
-        score = (0, 0)  # a new match length makes the position's score meaningless
-    return CubeState(
-        cube if args.cube is None else args.cube,
-        owner if args.owner is None else args.owner,
-        match if args.match is None else args.match,
-        score if args.score is None else args.score,
-        crawford or args.crawford,
-        jacoby or args.jacoby,
-    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
