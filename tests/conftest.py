@@ -40,3 +40,16 @@ def make_tiny_checkpoint(path: Path, seed: int, hidden: tuple[int, ...] = (8,)) 
 
     torch.manual_seed(seed)
     return save_checkpoint(path, ValueNet(ModelSpec(hidden=hidden)))
+
+
+def fuzz(n: int):  # type: ignore[no-untyped-def]
+    """Hypothesis settings of the fuzz suites: ``n`` examples, seeded (derandomized), no example database."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=n,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )

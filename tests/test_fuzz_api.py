@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import make_tiny_checkpoint
-from hypothesis import HealthCheck, given, settings
+from conftest import fuzz, make_tiny_checkpoint
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bgbot.engine.api import Engine
@@ -40,16 +40,6 @@ from bgbot.rules.dice import parse_dice
 from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.moves import legal_moves, parse_move
 from bgbot.rules.position import Position
-
-
-def fuzz(n: int) -> settings:
-    return settings(
-        max_examples=n,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
 
 
 def bgbot_error_or(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_tiny_checkpoint
-from hypothesis import HealthCheck, given, settings
+from conftest import fuzz, make_tiny_checkpoint
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bgbot.cli.main import main
@@ -35,14 +35,6 @@ MAX_ERROR_LINE = 600  # characters: an error quotes its input as a bounded excer
 LONG = "A" * 5000
 
 
-def fuzz(n: int) -> settings:
-    return settings(
-        max_examples=n,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
 
 
 # ---- the values options draw from: some good, most bad ------------------------------
