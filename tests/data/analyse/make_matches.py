@@ -40,6 +40,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+# gnubg's embedded Python runs this file with no package around it: regenerate.py (one folder up) has the helper
+sys.path.insert(0, str(Path(globals().get("__file__", "tests/data/analyse/make_matches.py")).resolve().parents[1]))
+from regenerate import silence_gnubg
+
 try:
     import gnubg  # built into gnubg's embedded interpreter only
 except ImportError:  # pragma: no cover - plain python
@@ -52,16 +56,6 @@ NAMES = ("alice", "bob")
 NOISES = ((0.02, 0.06), (0.06, 0.02), (0.0, 0.04), (0.04, 0.0), (0.03, 0.03), (0.01, 0.08))
 ANALYSIS_PLIES = 2  # gnubg's numbering: bgbot's (XG's) 3-ply
 SKILLS = ("doubtful", "bad", "very bad")
-
-
-def _silence() -> Any:
-    sys.stdout.flush()
-    real = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
-    return real
 
 
 def _players(noise: tuple[float, float]) -> None:
@@ -248,7 +242,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE))
     ap.add_argument("--plies", type=int, default=ANALYSIS_PLIES, help="gnubg's analysis ply (default 2; 0 is quick)")
     args = ap.parse_args(shlex.split(os.environ.get(ENV_VAR, "")))
-    real = _silence()
+    real = silence_gnubg()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     real.write(json.dumps(make(args.n, args.seed, out, args.plies)) + "\n")
