@@ -137,3 +137,27 @@ def test_a_local_ray_cluster_makes_the_same_chunks(tmp_path: Path, init: Path) -
         ray.shutdown()
     for x, y in zip(load_chunks(tmp_path / "local"), load_chunks(tmp_path / "ray"), strict=True):
         np.testing.assert_array_equal(x, y)
+
+def test_mining_keeps_only_rolls_whose_choice_changes_at_2_ply(init: Path) -> None:
+    from bgbot.eval.evaluate import equity
+    from bgbot.rules.movegen import successors_batch
+    from bgbot.rules.position import Position
+    from training.refine import _disputed, _top_plays
+
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    boards = np.repeat(Position.start().array()[None, :], 15, axis=0)
+    dice = np.array([(a, b) for a in range(1, 7) for b in range(1, 7) if a < b])
+    succ, parent = successors_batch(boards, dice)
+    value = -equity(ev(succ))
+    top = _top_plays(value, parent, np.ones(15, dtype=bool), 4)
+    kept = _disputed(ev, succ, parent, top)
+    deep = -equity(lookahead_probs(ev, succ, 1))
+    seen = 0
+    for g in range(15):
+        rows = top[parent[top] == g]
+        disputed = int(np.argmax(deep[rows])) != 0  # rows are best-first by 1-ply
+        assert set(kept[parent[kept] == g].tolist()) == (set(rows.tolist()) if disputed else set())
+        seen += disputed
+    assert 0 < seen < 15  # a random net disagrees with itself on some rolls, not on all
+    cfg = GenerateConfig(seed=5, chunk_size=48, parallel=16, keep=0.5, candidates=3, mine=True)
+    assert generate(init, Path(str(init) + "-mined"), 1, cfg, progress=False) == 1

@@ -79,6 +79,7 @@ class GenerateConfig:
     keep: float = 0.25  # probability that a position before a roll is kept
     depth: int = 1  # lookahead of the label: 1 = XG 2-ply
     candidates: int = 0  # > 0: keep the top-k plays of each kept roll instead of the position before it
+    mine: bool = False  # with candidates: only rolls whose best play at 2-ply is not the 1-ply best
 
 
 def _chunk_path(out: Path, k: int) -> Path:
@@ -101,7 +102,10 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
         succ, parent = successors_batch(boards, dice)
         value = -equity(evaluator(succ))
         if keep.any() and cfg.candidates:
-            n += _add(got, succ[_top_plays(value, parent, keep, cfg.candidates)], db)
+            top = _top_plays(value, parent, keep, cfg.candidates)
+            if cfg.mine:
+                top = _disputed(evaluator, succ, parent, top)
+            n += _add(got, succ[top], db)
         wild = rng.random(g) < cfg.explore
         value = np.where(wild[parent], rng.random(len(value)), value)
         choice = segment_argmax(value, parent, g)
@@ -134,6 +138,26 @@ def _top_plays(value: NDArray[np.float64], parent: NDArray[np.int64], keep: NDAr
     rank = np.arange(len(order)) - start
     choices = np.bincount(parent, minlength=len(keep))[p]
     return order[(rank < k) & (choices > 1)]
+
+
+def _disputed(evaluator: BearoffEvaluator, succ: NDArray[np.int8], parent: NDArray[np.int64],
+              top: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The rows of ``top`` (each roll's best plays by 1-ply, best first) whose roll changes its choice at 2-ply.
+
+    Each candidate (from the opponent's view, before its roll) is looked one roll ahead; a roll is
+    kept when the candidate with the best 2-ply equity for the mover is not its 1-ply best: the
+    positions where the shallow and the deep choice disagree, as gnubg mined its training sets.
+    """
+    if top.size == 0:
+        return top
+    deep = -equity(lookahead_probs(evaluator, succ[top], 1))  # the mover's 2-ply equity of each candidate
+    p = parent[top]
+    first = np.ones(len(top), dtype=bool)
+    first[1:] = p[1:] != p[:-1]
+    group = np.cumsum(first) - 1
+    best = segment_argmax(deep, group, int(group[-1]) + 1)  # row of top (per roll) with the best 2-ply value
+    disputed = ~first[best]  # the 1-ply best is each group's first row
+    return top[disputed[group]]
 
 
 def generate(
@@ -327,7 +351,10 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     g.add_argument("--executor", default="local", help="local, ray, ray://HOST:PORT or HOST:PORT")
     for key, val in GenerateConfig().__dict__.items():
-        g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=val)
+        if isinstance(val, bool):
+            g.add_argument(f"--{key.replace('_', '-')}", action="store_true")
+        else:
+            g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=val)
     f = sub.add_parser("fit", help="fit a checkpoint to the labels")
     f.add_argument("--init", required=True)
     f.add_argument("--data", required=True, nargs="+")
