@@ -93,7 +93,7 @@ def test_classify_boards_is_classify_on_every_row() -> None:
 def test_cube_efficiencies_are_the_scalar_ones() -> None:
     boards = walk(20, 120, seed=4)
     got = cube_efficiencies(boards)
-    for b, x in zip(boards[::11], got[::11], strict=True):
+    for b, x in zip(boards, got, strict=True):
         pos = Position.from_array(b, validate=False)
         cls = classify(pos)
         if cls in (PositionClass.CONTACT, PositionClass.CRASHED):

@@ -29,6 +29,7 @@ from bgbot.engine.cube import (
     cube_efficiencies,
     cube_efficiency,
     match_cube_decision,
+    match_dead_mwcs,
     money_cube_decision,
     money_optimal_equities,
 )
@@ -40,6 +41,8 @@ from bgbot.engine.search import (
     Analysis,
     BearoffEvaluator,
     MoveFilter,
+    Valuation,
+    Valuer,
     analyze,
     check_ply,
     lookahead_probs,
@@ -208,9 +211,8 @@ class Engine:
         ``analysis.kind`` names the equity shown.
         """
         p = _as_position(pos)
-        a = analyze(self.evaluator, p, dice, ply, self.filters)
         if cubeless:
-            return a
+            return analyze(self.evaluator, p, dice, ply, self.filters)
         cs = self.cube_state(state)
         theirs = CubeState(
             cube=cs.cube,
@@ -220,21 +222,64 @@ class Engine:
             crawford=cs.crawford,
             jacoby=cs.jacoby,
         )
+        a = analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
         # every candidate at once (a roll has at least one: not moving is a candidate): the
         # opponent's probabilities and cube efficiency after each play
         boards = np.stack([c.result.array() for c in a.candidates])
-        opp_probs = flip_probs(np.asarray([c.probs for c in a.candidates], dtype=np.float64))
-        xs = cube_efficiencies(boards)
+        probs = np.asarray([c.probs for c in a.candidates], dtype=np.float64)
+        values = self._play_values(cs, theirs, probs, boards)
+        return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
+
+    def _play_values(
+        self, cs: CubeState, theirs: CubeState, probs: NDArray[np.float64], results: NDArray[np.int8]
+    ) -> list[tuple[float, float | None]]:
+        """(equity, MWC) of each play for its mover: minus the opponent's best cube action after it.
+
+        ``probs`` are the results' cubeless probabilities from the mover's view, ``results`` the
+        positions after the plays (the opponent's view, on roll, with the cube ``theirs``).
+        """
+        opp_probs = flip_probs(probs)
+        xs = cube_efficiencies(results)
         if cs.is_money:
             opt = money_optimal_equities(opp_probs, xs, cube_value=theirs.cube, owner=theirs.owner,
                                          jacoby=theirs.jacoby)
-            return rerank(a, [(-float(v), None) for v in opt], CUBEFUL_MONEY)
-        values = []
-        for c, probs, x in zip(a.candidates, opp_probs, xs, strict=True):
-            d = self._decision(c.result, theirs, probs, float(x), take_point=False)
-            mwc = None if d.mwc_optimal is None else 1.0 - d.mwc_optimal
-            values.append((-d.equity_optimal, mwc))
-        return rerank(a, values, CUBEFUL_MATCH)
+            return [(-float(v), None) for v in opt]
+        values: list[tuple[float, float | None]] = []
+        for board, q, x in zip(results, opp_probs, xs, strict=True):
+            d = self._decision(Position(board.tolist(), validate=False), theirs, q, float(x), take_point=False)
+            values.append((-d.equity_optimal, None if d.mwc_optimal is None else 1.0 - d.mwc_optimal))
+        return values
+
+    def _valuation(self, cs: CubeState, theirs: CubeState) -> Valuation:
+        """The search's values for the side on roll (cube ``cs``) and its opponent (``theirs``).
+
+        Candidates are filtered by their cubeful value (:meth:`_play_values`); inside the
+        lookahead each side chooses by its cubeful money equity, or in a match by its dead-cube
+        MWC at the score (linear in the probabilities, batched).
+        """
+
+        def rank(probs: NDArray[np.float64], results: NDArray[np.int8]) -> NDArray[np.float64]:
+            return np.asarray([v for v, _ in self._play_values(cs, theirs, probs, results)])
+
+        if cs.is_money:
+
+            def money(owner_after: str) -> Valuer:
+                def value(probs: NDArray[np.float64], results: NDArray[np.int8]) -> NDArray[np.float64]:
+                    return -money_optimal_equities(flip_probs(probs), cube_efficiencies(results), cube_value=cs.cube,
+                                                   owner=owner_after, jacoby=cs.jacoby)  # type: ignore[arg-type]
+                return value
+
+            # after my play the opponent is on roll with ``theirs``; after its play I am, with ``cs``
+            return Valuation(rank=rank, mine=money(theirs.owner), theirs=money(cs.owner))
+        away_me, away_opp = cs.away
+
+        def dead(me: int, opp: int) -> Valuer:
+            def value(probs: NDArray[np.float64], results: NDArray[np.int8]) -> NDArray[np.float64]:
+                return match_dead_mwcs(probs, met=self.met, match_length=cs.match, away_me=me, away_opp=opp,
+                                       cube_value=cs.cube, crawford=cs.crawford)
+            return value
+
+        return Valuation(rank=rank, mine=dead(away_me, away_opp), theirs=dead(away_opp, away_me))
 
     def cube_action(
         self,

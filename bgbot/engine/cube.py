@@ -65,9 +65,9 @@ opponent owns the cube.  In those cases the action is ``'no_double'`` and
 pointless (dead cube, post-Crawford leader) they are still computed.
 
 This module imports neither torch nor the move generator; it needs
-:mod:`bgbot.engine.met`, numpy (the batched money equities checker play ranks
-by: :func:`money_optimal_equities`, :func:`cube_efficiencies`) and the
-position classes of :mod:`bgbot.rules.position`.
+:mod:`bgbot.engine.met` and numpy and numba (the batched values checker play
+ranks by: :func:`money_optimal_equities`, :func:`cube_efficiencies`,
+:func:`match_dead_mwcs`).
 """
 
 from __future__ import annotations
@@ -79,13 +79,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
 from bgbot.rules.matchstate import MAX_CUBE, OWNERS, Owner
-from bgbot.rules.position import PositionClass, classify_boards, pip_counts
 
 __all__ = [
     "ACTIONS",
@@ -105,6 +105,7 @@ __all__ = [
     "cubeful_equity",
     "match_cube_decision",
     "match_cubeful_mwc",
+    "match_dead_mwcs",
     "money_cube_decision",
     "money_optimal_equities",
     "race_cube_efficiency",
@@ -511,13 +512,43 @@ def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:
     """gnubg's cube efficiency of each ``(N, 26)`` board (side on roll's view), as :func:`cube_efficiency` picks it.
 
     0.68 with contact (crashed included), :data:`BEAROFF_X` when both sides are
-    home, :func:`race_cube_efficiency` of the side on roll's pips otherwise.
+    home, :func:`race_cube_efficiency` of the side on roll's pips otherwise
+    (also for a finished game).  One compiled pass over the boards (the
+    search calls it on every reply it looks at).
     """
-    b = np.asarray(boards)
-    cls = classify_boards(b)
-    race = np.clip(_RACE_X_BASE + _RACE_X_PER_PIP * pip_counts(b)[:, 0], RACE_X_MIN, RACE_X_MAX)
-    contact = (cls == PositionClass.CONTACT) | (cls == PositionClass.CRASHED)
-    return np.where(contact, CONTACT_X, np.where(cls == PositionClass.BEAROFF, BEAROFF_X, race))
+    b = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
+    out = np.empty(b.shape[0], dtype=np.float64)
+    _efficiencies(b, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _efficiencies(b: NDArray[np.int8], out: NDArray[np.float64]) -> None:  # pragma: no cover - compiled
+    for r in range(b.shape[0]):
+        mine = theirs = pips = 0
+        my_back, opp_back = 0, 25
+        mine_out = theirs_out = False  # a checker outside its own home board
+        for i in range(26):
+            v = b[r, i]
+            if v > 0:
+                mine += v
+                pips += v * i
+                my_back = i
+                mine_out |= i > 6
+            elif v < 0:
+                theirs -= v
+                if opp_back == 25:
+                    opp_back = i
+                theirs_out |= i < 19
+        race = min(RACE_X_MAX, max(RACE_X_MIN, _RACE_X_BASE + _RACE_X_PER_PIP * pips))
+        if mine == 0 or theirs == 0:
+            out[r] = race
+        elif my_back > opp_back:
+            out[r] = CONTACT_X
+        elif not mine_out and not theirs_out:
+            out[r] = BEAROFF_X
+        else:
+            out[r] = race
 
 
 # ---------------------------------------------------------------------------
@@ -706,6 +737,41 @@ def match_cubeful_mwc(
         return _match_cubeful(p, s, cube, owner, xv)
     except MetError as exc:
         raise InvalidCubeError(str(exc)) from None
+
+
+def match_dead_mwcs(
+    probs: NDArray[np.floating],
+    *,
+    met: MatchEquityTable,
+    match_length: int,
+    away_me: int,
+    away_opp: int,
+    cube_value: int = 1,
+    crawford: bool = False,
+) -> NDArray[np.float64]:
+    """Per row, the dead-cube match winning chance of ``(N, 5)`` probabilities, in one pass.
+
+    Each row is the cubeless probabilities of the side on roll (the side
+    that is ``away_me`` away), before its roll; the value weighs each result
+    of the game (single, gammon, backgammon, either way, at ``cube_value``)
+    by the MWC after it, so it is linear in the probabilities: the gammon
+    and backgammon values of this score.  What the checker-play search
+    chooses plays by inside its lookahead in a match (the full cubeful MWC
+    of :func:`match_cubeful_mwc` ranks the candidates themselves).
+    """
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    owned = "me" if cube_value != 1 else "center"  # who owns it does not matter with a dead cube
+    cube = _check_cube(cube_value, owned, match=True)
+    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owned)
+    try:
+        w = [s.me_after(k * cube) for k in (1, 2, 3, -1, -2, -3)]
+    except MetError as exc:
+        raise InvalidCubeError(str(exc)) from None
+    win, wg, wbg, lg, lbg = p.T
+    return (
+        (win - wg) * w[0] + (wg - wbg) * w[1] + wbg * w[2]
+        + (1.0 - win - lg) * w[3] + (lg - lbg) * w[4] + lbg * w[5]
+    )
 
 
 def _match_inputs(

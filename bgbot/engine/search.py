@@ -22,6 +22,13 @@ gnubg's do: after the candidates are evaluated at ply ``k`` only the best
 ``keep`` within ``margin`` (cubeless equity) of the best go on to ply ``k + 1``;
 the others stay in the analysis with their lower-ply figures, ranked below.
 
+With the cube and the score (a :class:`Valuation`, built by
+:meth:`bgbot.engine.api.Engine.best_move`) the filters keep the best by the
+cubeful value of the candidates and each side chooses its plays inside the
+lookahead by its own cubeful money equity (money) or dead-cube match winning
+chance at the score (matches) instead of cubeless equity; the leaves are
+still the network's cubeless probabilities, averaged over the rolls.
+
 Every level of the search generates the moves of a whole batch in one
 :func:`~bgbot.rules.movegen.successors_batch` call and evaluates them in one
 evaluator call: for 2-ply, all replies of all kept candidates times 21 rolls
@@ -66,6 +73,8 @@ __all__ = [
     "BearoffEvaluator",
     "Candidate",
     "MoveFilter",
+    "Valuation",
+    "Valuer",
     "analyze",
     "check_ply",
     "lookahead_probs",
@@ -187,17 +196,49 @@ class BearoffEvaluator:
 # ---------------------------------------------------------------------------
 
 
-def lookahead_probs(evaluator: Evaluator, boards: NDArray[np.int8], depth: int) -> NDArray[np.float64]:
+Valuer = Callable[[NDArray[np.float64], NDArray[np.int8]], NDArray[np.float64]]
+"""``value(probs (M, 5), results (M, 26)) -> (M,)``: the mover's value of each of its plays.
+
+``probs`` are each result's probabilities **from the mover's view** (the side
+that just moved), ``results`` the positions after the move (the opponent's
+view, on roll).  Higher is better for the mover; only the order within one
+roll matters.  The cubeless default is the mover's cubeless money equity.
+"""
+
+
+@dataclass(frozen=True)
+class Valuation:
+    """How the search values plays when the cube and the score matter (see :meth:`Engine.best_move`).
+
+    ``rank`` values the root's candidates for the move filters (it may be
+    slow: it sees tens of rows); ``mine`` and ``theirs`` are the batched
+    values by which the root's mover and its opponent choose their plays
+    inside the lookahead (hundreds of thousands of rows at 3-ply).
+    """
+
+    rank: Valuer
+    mine: Valuer
+    theirs: Valuer
+
+
+def lookahead_probs(
+    evaluator: Evaluator,
+    boards: NDArray[np.int8],
+    depth: int,
+    choose: tuple[Valuer, Valuer] | None = None,
+) -> NDArray[np.float64]:
     """``(N, 5)`` probabilities of ``(N, 26)`` positions looked at ``depth`` rolls ahead.
 
     Each board is from the view of its side on roll, **before** it rolls, and
     so is each output row.  Depth 0 is ``evaluator``.  Depth ``d`` averages,
     over the 21 rolls, the side on roll's best move for that roll (the one
-    with the best 1-ply equity for the mover) valued at depth ``d - 1``.
-    Finished games are exact and never expanded.  One move generation and
-    one evaluator call per depth level for the whole batch, as long as it
-    expands at most :data:`MAX_EXPAND` (position, roll) pairs; bigger
-    batches go in chunks of that size.
+    with the best 1-ply value for the mover) valued at depth ``d - 1``.  The
+    value is the mover's cubeless equity, or with ``choose = (value of the
+    side on roll, value of its opponent)`` (:data:`Valuer`) each side's own
+    (the pair swaps at every level).  Finished games are exact and never
+    expanded.  One move generation and one evaluator call per depth level
+    for the whole batch, as long as it expands at most :data:`MAX_EXPAND`
+    (position, roll) pairs; bigger batches go in chunks of that size.
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if depth <= 0:
@@ -213,14 +254,19 @@ def lookahead_probs(evaluator: Evaluator, boards: NDArray[np.int8], depth: int) 
         # a big batch (many games at 3-ply) would need gigabytes of encoded replies at once
         for k in range(0, live.size, chunk):
             rows = live[k : k + chunk]
-            out[rows] = lookahead_probs(evaluator, boards[rows], depth)
+            out[rows] = lookahead_probs(evaluator, boards[rows], depth, choose)
         return out
     rep = np.repeat(boards[live], nr, axis=0)  # (L*21, 26): row k*21 + r is board k with roll r
     dice = np.tile(_ROLLS_ARR, (live.size, 1))
     succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
     v = np.asarray(evaluator(succ), dtype=np.float64)  # (M, 5) the opponent's view
-    best = segment_argmax(-equity(v), parent, rep.shape[0])  # the mover maximises its own equity
-    chosen = v[best] if depth == 1 else lookahead_probs(evaluator, succ[best], depth - 1)
+    # the mover maximises its own value
+    value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
+    best = segment_argmax(value, parent, rep.shape[0])
+    if depth == 1:
+        chosen = v[best]
+    else:
+        chosen = lookahead_probs(evaluator, succ[best], depth - 1, None if choose is None else (choose[1], choose[0]))
     mover = flip_probs(chosen).reshape(live.size, nr, 5)
     out[live] = np.einsum("lrk,r->lk", mover, ROLL_WEIGHTS)
     return out
@@ -252,6 +298,7 @@ def rank_successors(
     filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
     *,
     skip_forced: bool = False,
+    valuation: Valuation | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Evaluate candidate moves of a batch of positions at ``ply``, with move filters.
 
@@ -263,6 +310,10 @@ def rank_successors(
     ``filters[k - 1]`` (the last one for deeper plies) picks, per parent, the
     rows that go on to ply ``k + 1``.  With ``skip_forced`` a parent with a
     single candidate is not searched deeper (a chooser needs no figure).
+    With ``valuation`` the filters keep the best by ``valuation.rank`` and
+    the lookahead chooses each side's plays by ``valuation.mine`` /
+    ``valuation.theirs`` (cubeful money or match values) instead of cubeless
+    equity; the probabilities returned are the cubeless ones either way.
     """
     ply = check_ply(ply)
     filt = _check_filters(filters)
@@ -277,10 +328,12 @@ def rank_successors(
         searchable = np.ones(succ.shape[0], dtype=bool)
     for k in range(1, ply):
         f = filt[min(k - 1, len(filt) - 1)]
-        kept = _filter_rows(equity(probs), parent, (plies == k) & searchable, f)
+        score = equity(probs) if valuation is None else valuation.rank(probs, succ)
+        kept = _filter_rows(score, parent, (plies == k) & searchable, f)
         if kept.size == 0:
             break
-        probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k))
+        choose = None if valuation is None else (valuation.theirs, valuation.mine)  # the opponent is on roll
+        probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k, choose))
         plies[kept] = k + 1
     return probs, plies
 
@@ -466,12 +519,16 @@ def analyze(
     dice: object,
     ply: int = 1,
     filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
+    valuation: Valuation | None = None,
 ) -> Analysis:
     """Rank every legal play of ``dice`` in ``pos`` (side on roll's view) at ``ply``.
 
     Returns an :class:`Analysis` whose candidates hold the move text, the
     result (opponent's view), the probabilities and equity from the mover's
-    view, the ply used and the difference to the best.  When no play is
+    view, the ply used and the difference to the best (cubeless; with
+    ``valuation`` the filters and the lookahead use its values, see
+    :func:`rank_successors`, and :func:`rerank` then ranks by the cubeful
+    value).  When no play is
     legal there is one candidate, ``"cannot move"``.  Raises
     :class:`~bgbot.errors.InvalidDiceError` for bad dice,
     :class:`~bgbot.errors.ConfigError` for a bad ply and
@@ -483,7 +540,9 @@ def analyze(
     if pos.is_game_over():
         raise InvalidPositionError(f"the game is over in {pos.gnubg_id()!r}: there is no move to choose")
     succ, _ = successors_batch(pos.array()[None, :], d)  # (K, 26) opponent's view; the pass included
-    probs, plies = rank_successors(evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt)
+    probs, plies = rank_successors(
+        evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, valuation=valuation
+    )
     eq = equity(probs)
     order = np.lexsort((np.arange(eq.size), -eq, -plies)).tolist()
     eq_l, probs_l, plies_l = eq.tolist(), probs.tolist(), plies.tolist()

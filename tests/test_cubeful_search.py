@@ -1,0 +1,141 @@
+"""Cube- and score-aware checker search: match values, the lookahead's choices and the filters.
+
+The references walk rolls and replies one at a time with
+:func:`bgbot.rules.moves.legal_moves` and single-row evaluator calls, so they
+share nothing with the batched search but the rules and the evaluator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bgbot.engine.api import Engine
+from bgbot.engine.cube import InvalidCubeError, match_dead_mwcs
+from bgbot.engine.met import DEFAULT_MET, load_met
+from bgbot.engine.search import MoveFilter, Valuation, analyze, lookahead_probs, rank_successors
+from bgbot.eval.evaluate import NetEvaluator, equity, flip_probs
+from bgbot.eval.nets import ModelSpec, ValueNet
+from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
+from bgbot.rules.matchstate import CubeState
+from bgbot.rules.movegen import successors_batch
+from bgbot.rules.moves import legal_moves
+from bgbot.rules.position import Position
+
+MET = load_met(DEFAULT_MET)
+
+
+@pytest.fixture(scope="module")
+def ev() -> NetEvaluator:
+    torch.manual_seed(5)
+    return NetEvaluator(ValueNet(ModelSpec(hidden=(16,))))
+
+
+def _random_probs(rng: np.random.Generator, n: int) -> np.ndarray:
+    win = rng.uniform(0.05, 0.95, n)
+    wg = win * rng.uniform(0, 0.5, n)
+    wbg = wg * rng.uniform(0, 0.3, n)
+    lg = (1 - win) * rng.uniform(0, 0.5, n)
+    lbg = lg * rng.uniform(0, 0.3, n)
+    return np.stack([win, wg, wbg, lg, lbg], axis=1)
+
+
+@pytest.mark.parametrize(("a", "b", "cube", "crawford"), [(1, 1, 1, False), (2, 1, 1, True), (4, 2, 2, False),
+                                                          (7, 7, 1, False), (3, 1, 1, False)])
+def test_dead_mwc_weighs_every_result_by_the_met(a: int, b: int, cube: int, crawford: bool) -> None:
+    p = _random_probs(np.random.default_rng(a * 10 + b), 50)
+    got = match_dead_mwcs(p, met=MET, match_length=7, away_me=a, away_opp=b, cube_value=cube, crawford=crawford)
+    post = not crawford and (a == 1 or b == 1)
+
+    def after(points: int) -> float:
+        return MET.mwc_after(a, b, points, crawford=crawford, post_crawford=post)
+
+    for row, value in zip(p, got, strict=True):
+        win, wg, wbg, lg, lbg = row
+        want = ((win - wg) * after(cube) + (wg - wbg) * after(2 * cube) + wbg * after(3 * cube)
+                + (1 - win - lg) * after(-cube) + (lg - lbg) * after(-2 * cube) + lbg * after(-3 * cube))
+        assert value == pytest.approx(want, abs=1e-12)
+
+
+def test_at_double_match_point_only_the_win_counts() -> None:
+    p = _random_probs(np.random.default_rng(1), 20)
+    got = match_dead_mwcs(p, met=MET, match_length=5, away_me=1, away_opp=1)
+    np.testing.assert_allclose(got, p[:, 0], atol=1e-12)
+
+
+def test_impossible_scores_are_clear_errors() -> None:
+    p = _random_probs(np.random.default_rng(1), 2)
+    with pytest.raises(InvalidCubeError, match="away_me=8"):
+        match_dead_mwcs(p, met=MET, match_length=7, away_me=8, away_opp=2)
+    with pytest.raises(InvalidCubeError, match="Crawford game needs exactly one side 1-away"):
+        match_dead_mwcs(p, met=MET, match_length=7, away_me=2, away_opp=2, crawford=True)
+
+
+def _win_only(probs: np.ndarray, results: np.ndarray) -> np.ndarray:
+    return probs[:, 0]
+
+
+def _brute(ev: NetEvaluator, pos: Position, depth: int, mover_value, other_value) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Side on roll's probabilities ``depth`` rolls ahead, each side choosing by its own value."""
+    if pos.is_game_over():
+        r = pos.result()
+        return np.array([0.0, 0.0, 0.0, float(r <= -2), float(r <= -3)])
+    if depth == 0:
+        return np.asarray(ev(pos.array()[None, :])[0], dtype=np.float64)
+    total = np.zeros(5)
+    for dice, w in zip(ROLLS, ROLL_WEIGHTS, strict=True):
+        replies = legal_moves(pos, dice)
+        boards = np.stack([m.result.array() for m in replies])
+        mover_probs = flip_probs(np.asarray(ev(boards), dtype=np.float64))
+        k = int(np.argmax(mover_value(mover_probs, boards)))
+        below = _brute(ev, replies[k].result, depth - 1, other_value, mover_value)
+        total += w * flip_probs(below[None, :])[0]
+    return total
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_lookahead_chooses_each_sides_play_by_its_own_value(ev: NetEvaluator, depth: int) -> None:
+    pos = Position.start()
+    board = pos.array()[None, :]
+    got = lookahead_probs(ev, board, depth, (_win_only, _win_only))[0]
+    np.testing.assert_allclose(got, _brute(ev, pos, depth, _win_only, _win_only), atol=1e-6)
+    # the default (cubeless equity) is the same as choosing by cubeless equity explicitly
+    by_equity = lookahead_probs(ev, board, depth, (lambda p, r: equity(p), lambda p, r: equity(p)))
+    np.testing.assert_allclose(by_equity, lookahead_probs(ev, board, depth), atol=1e-12)
+
+
+def test_filters_keep_the_best_by_the_valuations_rank(ev: NetEvaluator) -> None:
+    pos = Position.start()
+    succ, parent = successors_batch(pos.array()[None, :], np.array([[6, 2]]))
+    one_ply = flip_probs(np.asarray(ev(succ), dtype=np.float64))
+
+    def worst_first(probs: np.ndarray, results: np.ndarray) -> np.ndarray:
+        return -equity(probs)
+
+    val = Valuation(rank=worst_first, mine=_win_only, theirs=_win_only)
+    _, plies = rank_successors(ev, succ, parent, 2, (MoveFilter(3, 10.0),), valuation=val)
+    deep = set(np.flatnonzero(plies == 2).tolist())
+    assert deep == set(np.argsort(equity(one_ply))[:3].tolist())  # the three cubeless-worst went deeper
+    _, plies = rank_successors(ev, succ, parent, 2, (MoveFilter(3, 10.0),))
+    assert set(np.flatnonzero(plies == 2).tolist()) == set(np.argsort(-equity(one_ply))[:3].tolist())
+
+
+def test_analysis_with_a_valuation_keeps_cubeless_probabilities(ev: NetEvaluator) -> None:
+    pos = Position.start()
+    a = analyze(ev, pos, "31", 2, valuation=Valuation(rank=lambda p, r: equity(p), mine=_win_only, theirs=_win_only))
+    for c in a.candidates:
+        if c.ply == 2:
+            want = flip_probs(lookahead_probs(ev, c.result.array()[None, :], 1, (_win_only, _win_only)))[0]
+            np.testing.assert_allclose(c.probs, want, atol=1e-6)
+
+
+def test_match_play_at_dmp_ignores_gammons_in_the_search(ev: NetEvaluator) -> None:
+    engine = Engine(ev, bearoff=False)
+    state = CubeState(match=5, score=(4, 4))  # double match point
+    a = engine.best_move(Position.start(), "31", 2, state)
+    for c in a.candidates:
+        if c.ply == 2:  # each side's replies chosen by its chance to win the game alone
+            want = flip_probs(lookahead_probs(ev, c.result.array()[None, :], 1, (_win_only, _win_only)))[0]
+            np.testing.assert_allclose(c.probs, want, atol=1e-6)
+            assert c.mwc == pytest.approx(c.probs[0], abs=1e-9)  # at DMP the MWC is the chance to win
