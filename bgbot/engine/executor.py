@@ -16,7 +16,13 @@ Executors (:func:`parse_executor`):
   (``$RAY_ADDRESS``, or a new local one), or on the one already initialised in this process;
   ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (a cluster's GCS address) names one.  The model goes
   into the object store once (``ray.put``) and every task carries only its reference; a worker loads it
-  once and keeps it by hash.
+  once and keeps it by hash.  A ``ray://`` address with a Ray auth token on this machine
+  (``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``) and no ``$RAY_AUTH_MODE``
+  connects with token authentication, as ``ray.init`` does by itself for a cluster's GCS address.
+
+Further networks may travel with a run (``run_tasks(models=...)``: a pit's two bots): each reaches a
+worker once, as the tasks' own model does, and a task looks one up by hash with :func:`shipped_model`.
+With ``inline=True`` one local worker is this process itself (no process to start; a pit of one worker).
 
 A :class:`Journal` (a results folder) makes a run resumable: every finished task is written there at once,
 atomically (temporary file + rename), as JSON; a run given the same folder again takes the finished tasks
@@ -59,6 +65,7 @@ __all__ = [
     "parse_executor",
     "prepare_executor",
     "run_tasks",
+    "shipped_model",
 ]
 
 JOURNAL_FORMAT = "bgbot-journal-1"
@@ -143,6 +150,23 @@ def _cached_evaluator(model_hash: str, data: bytes, bearoff: bool) -> Evaluator:
     return ev
 
 
+# networks shipped with a run besides the tasks' own model (a pit's bots), kept here by hash
+_SHIPPED: dict[str, ModelBlob] = {}
+
+
+def _register(models: Sequence[ModelBlob]) -> None:
+    for m in models:
+        _SHIPPED.setdefault(m.hash, m)
+
+
+def shipped_model(model_hash: str) -> ModelBlob:
+    """A network shipped with the running tasks (``run_tasks(models=...)``), by its hash, where the task runs."""
+    blob = _SHIPPED.get(model_hash)
+    if blob is None:
+        raise ExecutorError(f"no model {model_hash[:12]!r} was shipped with these tasks")
+    return blob
+
+
 # ---------------------------------------------------------------------------
 # tasks
 # ---------------------------------------------------------------------------
@@ -190,9 +214,14 @@ def run_task(task: Task, evaluator: Evaluator) -> dict[str, Any]:
 _WORKER_BLOB: ModelBlob | None = None
 
 
-def _pool_init(blob: ModelBlob | None) -> None:
+def _pool_init(blob: ModelBlob | None, models: Sequence[ModelBlob] = ()) -> None:
     global _WORKER_BLOB
     _WORKER_BLOB = blob
+    _register(models)
+
+
+def _pool_ready() -> None:
+    """A no-op submitted once per worker when a pool starts (the workers start then, with one BLAS thread)."""
 
 
 def _pool_run(task: Task) -> dict[str, Any]:
@@ -204,8 +233,16 @@ def _pool_run(task: Task) -> dict[str, Any]:
     return run_task(task, blob.evaluator())
 
 
-def _ray_run(task: Task, data: bytes | None, bearoff: bool) -> dict[str, Any]:
-    """A Ray task's body: ``data`` is the model blob's bytes, resolved from the object store by Ray."""
+def _ray_run(
+    task: Task, data: bytes | None, bearoff: bool, shipped: Sequence[tuple[str, bool]] = (), *shipped_data: bytes
+) -> dict[str, Any]:
+    """A Ray task's body: ``data`` is the model blob's bytes, resolved from the object store by Ray.
+
+    ``shipped`` names (hash, bear-off) the further networks of the run, whose bytes are ``shipped_data``.
+    """
+    for (model_hash, b), blob_data in zip(shipped, shipped_data, strict=True):
+        if model_hash not in _SHIPPED:
+            _SHIPPED[model_hash] = ModelBlob(blob_data, model_hash, b)
     if data is None:
         return run_task(task, None)
     return run_task(task, _cached_evaluator(task.model_hash, data, bearoff))
@@ -272,11 +309,28 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
         raise ExecutorError(f"cannot reach the Ray cluster {address!r}: {exc}") from None
 
 
+def _ray_token_available() -> bool:
+    """Whether Ray would find an auth token here (the places Ray's own token loader reads)."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    return Path(path).expanduser().is_file() if path else (Path.home() / ".ray" / "auth_token").is_file()
+
+
 def _ray_ready(spec: ExecutorSpec) -> Any:
     ray = _import_ray()
     if not ray.is_initialized():
         if spec.address is not None and spec.address != "auto":
             _check_reachable(spec.address)
+        if (
+            spec.address is not None
+            and spec.address.startswith("ray://")
+            and "RAY_AUTH_MODE" not in os.environ
+            and _ray_token_available()
+        ):
+            # Ray's client sends no token unless told to (ray.init does this itself for a GCS address): a
+            # cluster started with token authentication (the default of `ray start`) would time out otherwise
+            os.environ["RAY_AUTH_MODE"] = "token"
         try:
             ray.init(address=spec.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
@@ -394,11 +448,18 @@ def run_tasks(
     journal: Journal | None = None,
     evaluator: Evaluator | None = None,
     stats: RunStats | None = None,
+    models: Sequence[ModelBlob] = (),
+    inline: bool = False,
+    keep: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Run ``tasks``, yielding ``(index, result)`` as each finishes (journal hits first, then in any order).
 
     Tasks that need no network (a pit's games, whose bots load their own) name :data:`NO_MODEL` and run
-    with neither ``blob`` nor ``evaluator``: their function gets ``None``.
+    with neither ``blob`` nor ``evaluator``: their function gets ``None``.  ``models`` are further
+    networks that travel with the run, once per worker, found there by :func:`shipped_model`.
+    ``inline``: with the local executor and one worker, run the tasks in this process (nothing to start).
+    ``keep``: results it refuses are yielded but not written to the journal (a task that stopped
+    part-way, to be run again by a resumed run).
 
     ``blob`` is the network every task names (all tasks share one model), run by worker processes;
     without one, ``evaluator`` runs the tasks in this process (one local worker only).  Closing the
@@ -427,19 +488,22 @@ def run_tasks(
         raise ExecutorError("every task must name the model shipped with it")
 
     def finished(i: int, result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if journal is not None:
+        if journal is not None and (keep is None or keep(result)):
             journal.put(i, result)
         st.executed += 1
         return i, result
 
-    if blob is None and evaluator is not None:  # an in-memory evaluator: here, one task after the other
+    here = blob is None and evaluator is not None  # an in-memory evaluator: here, one task after the other
+    if here or (inline and spec.kind == "local" and n_workers == 1):
+        _register(models)
+        ev = evaluator if here else blob.evaluator() if blob is not None else None
         for i in todo:
-            yield finished(i, run_task(tasks[i], evaluator))  # type: ignore[arg-type]
+            yield finished(i, run_task(tasks[i], ev))  # type: ignore[arg-type]
         return
     if spec.kind == "local":
-        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, n_workers, st))
+        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, models, n_workers, st))
         return
-    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, n_workers, st))
+    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, models, n_workers, st))
 
 
 def _task_size(task: Task) -> int:
@@ -471,56 +535,92 @@ def _one_blas_thread() -> Iterator[None]:
 
 
 # one pool per (model, workers), kept for the next run in this process (tests, benchmarks, an API user)
-_POOLS: dict[tuple[str, bool, int], cf.ProcessPoolExecutor] = {}
+_PoolKey = tuple[str, bool, int, tuple[str, ...]]
+_POOLS: dict[_PoolKey, cf.ProcessPoolExecutor] = {}
 
 
-def _pool_key(blob: ModelBlob | None, n_workers: int) -> tuple[str, bool, int]:
-    return (blob.hash, blob.bearoff, n_workers) if blob is not None else (NO_MODEL, False, n_workers)
+def _pool_key(blob: ModelBlob | None, models: Sequence[ModelBlob], n_workers: int) -> _PoolKey:
+    shipped = tuple(sorted(m.hash for m in models))
+    return (blob.hash, blob.bearoff, n_workers, shipped) if blob is not None else (NO_MODEL, False, n_workers, shipped)
 
 
-def _pool(blob: ModelBlob | None, n_workers: int) -> cf.ProcessPoolExecutor:
-    key = _pool_key(blob, n_workers)
+def _pool(blob: ModelBlob | None, models: Sequence[ModelBlob], n_workers: int) -> cf.ProcessPoolExecutor:
+    key = _pool_key(blob, models, n_workers)
     pool = _POOLS.get(key)
     if pool is None:
         for old in list(_POOLS):  # one model at a time: a pool of another one goes
             _POOLS.pop(old).shutdown(wait=False, cancel_futures=True)
         ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
-        pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob,))
+        pool = cf.ProcessPoolExecutor(
+            max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob, tuple(models))
+        )
+        with _one_blas_thread():  # every worker starts now (one per submission while below the count)
+            for _ in range(n_workers):
+                pool.submit(_pool_ready)
         if not _POOLS:  # (registering twice is harmless: shutdown_pools empties _POOLS)
             atexit.register(shutdown_pools)  # before the interpreter tears the modules down
         _POOLS[key] = pool
     return pool
 
 
-def shutdown_pools() -> None:
-    """Stop the worker processes kept for later runs."""
+def _terminate(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop a pool now, its running tasks too (an interrupt): the workers get SIGTERM."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # (3.14 has terminate_workers)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        with contextlib.suppress(Exception):
+            if p.is_alive():
+                p.terminate()
+
+
+def shutdown_pools(kill: bool = False) -> None:
+    """Stop the worker processes kept for later runs (``kill``: now, their running tasks too)."""
     while _POOLS:
-        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
+        pool = _POOLS.popitem()[1]
+        if kill:
+            _terminate(pool)
+        else:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_pool(
-    tasks: Sequence[Task], todo: list[int], blob: ModelBlob | None, n_workers: int, st: RunStats
+    tasks: Sequence[Task],
+    todo: list[int],
+    blob: ModelBlob | None,
+    models: Sequence[ModelBlob],
+    n_workers: int,
+    st: RunStats,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    pool = _pool(blob, n_workers)
-    futures: dict[cf.Future[dict[str, Any]], int] = {}
-    ok = False
+    pool = _pool(blob, models, n_workers)
+    window = max(2 * n_workers, 2)  # tasks handed out at once: the workers stay busy, an early stop wastes little
+    queue = list(reversed(todo))
+    pending: dict[cf.Future[dict[str, Any]], int] = {}
+    ok = interrupted = False
     try:
-        with _one_blas_thread():  # the workers start during the submissions and keep this environment
-            for i in todo:
+        while queue or pending:
+            while queue and len(pending) < window:
+                i = queue.pop()
                 st.task_bytes.append(_task_size(tasks[i]))
-                futures[pool.submit(_pool_run, tasks[i])] = i
-        for fut in cf.as_completed(futures):
-            yield futures[fut], fut.result()
+                pending[pool.submit(_pool_run, tasks[i])] = i
+            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in sorted(done, key=pending.__getitem__):
+                yield pending.pop(fut), fut.result()
         ok = True
     except GeneratorExit:
         ok = True  # the caller has enough (early stop): the pool stays for the next run
         raise
+    except BaseException as exc:
+        interrupted = not isinstance(exc, Exception)  # Ctrl-C, SIGTERM, or thrown in by the caller (.throw)
+        raise
     finally:
-        for fut in futures:
+        for fut in pending:
             fut.cancel()
         if not ok:  # an error or Ctrl-C: do not keep workers that may still be busy
-            _POOLS.pop(_pool_key(blob, n_workers), None)
-            pool.shutdown(wait=False, cancel_futures=True)
+            _POOLS.pop(_pool_key(blob, models, n_workers), None)
+            if interrupted:
+                _terminate(pool)
+            else:
+                pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_ray(
@@ -528,6 +628,7 @@ def _run_ray(
     tasks: Sequence[Task],
     todo: list[int],
     blob: ModelBlob | None,
+    models: Sequence[ModelBlob],
     n_workers: int,
     st: RunStats,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -535,6 +636,8 @@ def _run_ray(
     remote = ray.remote(num_cpus=1, max_retries=3)(_ray_run)
     data_ref = ray.put(blob.data) if blob is not None else None  # once: every task carries the reference only
     bearoff = blob.bearoff if blob is not None else False
+    shipped = tuple((m.hash, m.bearoff) for m in models)
+    shipped_refs = [ray.put(m.data) for m in models]
     cpus = int(ray.cluster_resources().get("CPU", n_workers))
     window = max(2 * cpus, 2)  # tasks in flight: enough to keep the cluster busy, few to waste on an early stop
     pending: dict[Any, int] = {}
@@ -544,7 +647,7 @@ def _run_ray(
             while queue and len(pending) < window:
                 i = queue.pop(0)
                 st.task_bytes.append(_task_size(tasks[i]))
-                pending[remote.remote(tasks[i], data_ref, bearoff)] = i
+                pending[remote.remote(tasks[i], data_ref, bearoff, shipped, *shipped_refs)] = i
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 i = pending.pop(ref)
