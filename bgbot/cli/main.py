@@ -298,6 +298,7 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 def _cmd_pit(args: argparse.Namespace) -> int:
     import json
 
+    from bgbot.engine.executor import default_workers
     from bgbot.play.bots import parse_bot_spec
     from bgbot.play.pit import PitConfig, PitReport, run_pit
     from bgbot.play.table import Rules
@@ -305,8 +306,10 @@ def _cmd_pit(args: argparse.Namespace) -> int:
     spec_a, spec_b = parse_bot_spec(args.a), parse_bot_spec(args.b)
     rules = Rules(cube=args.cube, jacoby=args.jacoby, auto_doubles=args.auto_doubles)
     cfg = PitConfig(
-        games=args.games, match_length=args.match, rules=rules, seed=args.seed, workers=args.workers,
-        save_games=args.save_games, record_format=args.record_format,
+        games=args.games, match_length=args.match, rules=rules, seed=args.seed,
+        workers=args.workers if args.workers is not None else default_workers(),
+        save_games=args.save_games, record_format=args.record_format, executor=args.executor,
+        pairs_per_task=args.pairs_per_task, resume=args.resume,
     )
     print(
         f"pit: A = {args.a}, B = {args.b}; {cfg.mode()}; {2 * cfg.pairs} "
@@ -399,7 +402,11 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
     s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0)")
-    s.add_argument("--workers", type=_whole, default=1, help="parallel processes (default 1)")
+    s.add_argument("--workers", type=_whole, help="parallel workers (default: every core; 1: in this process)")
+    s.add_argument("--executor", default="local",
+                   help="local (default), ray, ray://HOST:PORT or HOST:PORT of a Ray cluster")
+    s.add_argument("--pairs-per-task", type=_whole, default=2, help="duplicate pairs in one task (default 2)")
+    s.add_argument("--resume", metavar="DIR", help="results folder: finished tasks are kept there and reused")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
     s.add_argument("--record-format", choices=("mat", "sgf"), default="mat",
