@@ -6,6 +6,10 @@ lose gammon, lose backgammon]`` (gammons include backgammons).
 
 Finished games are never sent to a network: :func:`terminal_probs` scores
 them exactly, and every evaluator here applies it.
+
+A :class:`NetEvaluator` on a numpy network answers a batch in one compiled
+call (:func:`_net_probs`): finished games, encoding, forward pass and the
+consistency clipping row block by row block, with nothing allocated per row.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.eval.encoding import encode
+from bgbot.eval.encoding import _encode, encode
+from bgbot.eval.features import fill_features
+from bgbot.eval.inference import NumpyNet, Weights, forward_row
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
-    from bgbot.eval.inference import NumpyNet
     from bgbot.eval.nets import ValueNet
 
 Probs = NDArray[np.float32]  # (N, 5)
@@ -101,6 +106,51 @@ def make_consistent(probs: Probs) -> Probs:
     return probs
 
 
+_BLOCK = 64  # rows encoded at a time by _net_probs (64 x 255 float32: 64 KB, stays in cache)
+
+
+@nb.njit(cache=True)
+def _net_probs(
+    boards: NDArray[np.int8],
+    version: int,
+    wts: Weights,
+    bs: Weights,
+    w_out: NDArray[np.float32],
+    b_out: NDArray[np.float32],
+    act: int,
+    out: NDArray[np.float32],
+) -> None:
+    """:meth:`NetEvaluator.__call__` for a numpy network, compiled: ``out`` ``(N, 5)``, each row's side on roll."""
+    n = boards.shape[0]
+    width = 1
+    for k in range(len(wts)):
+        width = max(width, wts[k].shape[1])
+    h_a = np.empty(width, dtype=np.float32)
+    h_b = np.empty(width, dtype=np.float32)
+    x = np.empty((_BLOCK, wts[0].shape[0]), dtype=np.float32)
+    done = np.empty(_BLOCK, dtype=np.bool_)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        blk = boards[start:stop]
+        xb = x[: stop - start]
+        _terminal(blk, out[start:stop], done)
+        _encode(blk, xb, version >= 2)
+        if version >= 3:
+            fill_features(blk, xb, 205)
+        for r in range(stop - start):
+            if done[r]:
+                continue
+            o = out[start + r]
+            forward_row(xb[r], wts, bs, w_out, b_out, act, h_a, h_b, o)
+            # make_consistent, row by row
+            for k in range(5):
+                o[k] = min(max(o[k], 0.0), 1.0)
+            o[1] = min(o[1], o[0])
+            o[2] = min(o[2], o[1])
+            o[3] = min(o[3], 1.0 - o[0])
+            o[4] = min(o[4], o[3])
+
+
 class NetEvaluator:
     """A network as an :class:`Evaluator` (no gradients, finished games exact, probabilities consistent).
 
@@ -114,6 +164,9 @@ class NetEvaluator:
             net.eval()  # a torch module: inference mode for its layers
         self.net = net
         self.version = net.spec.encoding_version
+        # a numpy network answers through one compiled call; a torch one (self-play on live weights) through
+        # encode + net.probs
+        self._compiled = net.compiled if isinstance(net, NumpyNet) else None
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
@@ -130,6 +183,12 @@ class NetEvaluator:
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         if boards.shape[0] == 0:
             return np.zeros((0, 5), dtype=np.float32)
+        if self._compiled is not None:
+            if boards.ndim != 2 or boards.shape[1] != 26:
+                raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
+            out = np.empty((boards.shape[0], 5), dtype=np.float32)
+            _net_probs(boards, self.version, *self._compiled, out)
+            return out
         done, exact = terminal_probs(boards)
         probs = make_consistent(self.raw(boards).copy())
         if done.any():

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numba as nb
 import numpy as np
 
-from bgbot.errors import InvalidDiceError, InvalidPositionError
+from bgbot.errors import InvalidDiceError, InvalidPositionError, quote_input
 from bgbot.rules.dice import parse_dice
 from bgbot.rules.position import Position
 
@@ -166,6 +166,84 @@ def _emit(b: NDArray[np.int8], buf: NDArray[np.int8], used: NDArray[np.int8], n:
 
 
 @nb.njit(cache=True)
+def _distinct(
+    b: NDArray[np.int8],
+    d1: int,
+    d2: int,
+    include_pass: bool,
+    weights: NDArray[np.int64],
+    buf: NDArray[np.int8],
+    used: NDArray[np.int8],
+    keys: NDArray[np.int64],
+    sel: NDArray[np.int64],
+) -> int:
+    """The distinct legal results of one position ``b`` (mover's view) with dice ``d1, d2``.
+
+    Writes them into ``buf`` (mover's view, before the swap) and their row
+    numbers in output order into ``sel``; returns how many.  With no legal
+    play and ``include_pass`` the one result is ``b`` itself.
+    """
+    k = _gen_one(b, d1, d2, buf, used)
+    best = 0
+    for j in range(k):
+        u = used[j] if used[j] > 0 else -used[j]
+        if u > best:
+            best = u
+    # forced play: keep only sequences using the most dice; with one die of a
+    # non-double, the higher one if it can be used at all
+    need_high = False
+    if best == 1 and d1 != d2:
+        for j in range(k):
+            if used[j] == 1:
+                need_high = True
+                break
+    kept = 0
+    for j in range(k):
+        u = used[j]
+        ok = (u if u > 0 else -u) == best
+        if ok and need_high and u != 1:
+            ok = False
+        if ok:
+            if kept != j:
+                for i in range(26):
+                    buf[kept, i] = buf[j, i]
+            kept += 1
+    if best == 0:
+        if not include_pass:
+            return 0
+        kept = 1
+        for i in range(26):
+            buf[0, i] = b[i]
+    # collapse duplicates by a random-projection key, then confirm equality
+    for j in range(kept):
+        h = np.int64(0)
+        for i in range(26):
+            h += weights[i, buf[j, i] + 15]
+        keys[j] = h
+    order = np.argsort(keys[:kept])
+    n = 0
+    for t in range(kept):
+        j = order[t]
+        dup = False
+        q = t - 1
+        while q >= 0 and keys[order[q]] == keys[j]:
+            same = True
+            jq = order[q]
+            for i in range(26):
+                if buf[jq, i] != buf[j, i]:
+                    same = False
+                    break
+            if same:
+                dup = True
+                break
+            q -= 1
+        if not dup:
+            sel[n] = j
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
 def _batch(
     boards: NDArray[np.int8], dice: NDArray[np.int64], include_pass: bool, weights: NDArray[np.int64]
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
@@ -177,49 +255,11 @@ def _batch(
     buf = np.empty((4096, 26), dtype=np.int8)
     used = np.empty(4096, dtype=np.int8)
     keys = np.empty(4096, dtype=np.int64)
+    sel = np.empty(4096, dtype=np.int64)
     for p in range(n_pos):
-        d1 = dice[p, 0]
-        d2 = dice[p, 1]
-        k = _gen_one(boards[p], d1, d2, buf, used)
-        best = 0
-        for j in range(k):
-            u = used[j] if used[j] > 0 else -used[j]
-            if u > best:
-                best = u
-        # forced play: keep only sequences using the most dice; with one die of a
-        # non-double, the higher one if it can be used at all
-        need_high = False
-        if best == 1 and d1 != d2:
-            for j in range(k):
-                if used[j] == 1:
-                    need_high = True
-                    break
-        kept = 0
-        for j in range(k):
-            u = used[j]
-            ok = (u if u > 0 else -u) == best
-            if ok and need_high and u != 1:
-                ok = False
-            if ok:
-                if kept != j:
-                    for i in range(26):
-                        buf[kept, i] = buf[j, i]
-                kept += 1
-        if best == 0:
-            if not include_pass:
-                continue
-            kept = 1
-            for i in range(26):
-                buf[0, i] = boards[p, i]
-        # collapse duplicates by a random-projection key, then confirm equality
-        for j in range(kept):
-            h = np.int64(0)
-            for i in range(26):
-                h += weights[i, buf[j, i] + 15]
-            keys[j] = h
-        order = np.argsort(keys[:kept])
-        if m + kept > cap:
-            new_cap = max(cap * 2, m + kept)
+        n = _distinct(boards[p], dice[p, 0], dice[p, 1], include_pass, weights, buf, used, keys, sel)
+        if m + n > cap:
+            new_cap = max(cap * 2, m + n)
             out2 = np.empty((new_cap, 26), dtype=np.int8)
             out2[:m] = out[:m]
             par2 = np.empty(new_cap, dtype=np.int64)
@@ -227,31 +267,39 @@ def _batch(
             out = out2
             parent = par2
             cap = new_cap
-        start_m = m
-        for t in range(kept):
-            j = order[t]
-            dup = False
-            q = t - 1
-            while q >= 0 and keys[order[q]] == keys[j]:
-                same = True
-                jq = order[q]
-                for i in range(26):
-                    if buf[jq, i] != buf[j, i]:
-                        same = False
-                        break
-                if same:
-                    dup = True
-                    break
-                q -= 1
-            if dup:
-                continue
+        for t in range(n):
+            j = sel[t]
             # store from the opponent's view
             for i in range(26):
                 out[m, i] = -buf[j, 25 - i]
             parent[m] = p
             m += 1
-        _ = start_m
     return out[:m], parent[:m]
+
+
+@nb.njit(cache=True)
+def _one(board: tuple[int, ...], d1: int, d2: int, include_pass: bool) -> list[tuple[int, ...]]:
+    """The distinct legal results of one position (a tuple of 26 counts, mover's view) as tuples,
+    each from the opponent's view: :func:`successors` without the numpy round trip."""
+    b = np.empty(26, dtype=np.int8)
+    for i in range(26):
+        b[i] = board[i]
+    buf = np.empty((4096, 26), dtype=np.int8)
+    used = np.empty(4096, dtype=np.int8)
+    keys = np.empty(4096, dtype=np.int64)
+    sel = np.empty(4096, dtype=np.int64)
+    n = _distinct(b, d1, d2, include_pass, _KEY_WEIGHTS, buf, used, keys, sel)
+    res = []
+    for t in range(n):
+        r = buf[sel[t]]
+        # from the opponent's view: slot i is minus the mover's slot 25 - i
+        res.append((
+            -int(r[25]), -int(r[24]), -int(r[23]), -int(r[22]), -int(r[21]), -int(r[20]), -int(r[19]),
+            -int(r[18]), -int(r[17]), -int(r[16]), -int(r[15]), -int(r[14]), -int(r[13]), -int(r[12]),
+            -int(r[11]), -int(r[10]), -int(r[9]), -int(r[8]), -int(r[7]), -int(r[6]), -int(r[5]),
+            -int(r[4]), -int(r[3]), -int(r[2]), -int(r[1]), -int(r[0]),
+        ))  # fmt: skip
+    return res
 
 
 def successors_batch(
@@ -296,6 +344,12 @@ def successors(pos: Position, dice: object) -> list[Position]:
     opponent's view** (opponent on roll), as gnubg shows the next turn.  The
     list is empty when the roll cannot be played at all.
     """
-    d = parse_dice(dice)
-    succ, _ = successors_batch(pos.array()[None, :], d, include_pass=False)
-    return [Position._trusted(tuple(row)) for row in succ.tolist()]
+    if type(dice) is tuple and len(dice) == 2 and type(dice[0]) is int and type(dice[1]) is int:
+        d1, d2 = dice  # the common case, checked without parse_dice's generality
+        if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+            d1, d2 = parse_dice(dice)  # raises
+    else:
+        d1, d2 = parse_dice(dice)
+    if not isinstance(pos, Position):
+        raise InvalidPositionError(f"successors needs a Position, got {quote_input(pos)}")
+    return list(map(Position._trusted, _one(pos.board, d1, d2, False)))

@@ -1,0 +1,175 @@
+"""The fast single-position paths give the same answers as the plain ones they replace.
+
+* the compiled forward pass (:func:`bgbot.eval.inference.forward_rows`) against numpy matrix products, for
+  every encoding, activation and a two-hidden-layer net;
+* the compiled evaluator (:class:`bgbot.eval.evaluate.NetEvaluator` on a numpy net) against encode +
+  numpy forward + terminal scores + :func:`make_consistent`, finished games included;
+* the engine's 1-ply and 2-ply choices on the 400 benchmark positions against the same engine on the numpy
+  path, and against the choices recorded before the speed work (``tests/data/speed/choices.jsonl``);
+* one-position :func:`successors` against :func:`successors_batch` (same results, same order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, read_jsonl
+
+from bgbot.engine.api import Engine
+from bgbot.errors import BgbotError
+from bgbot.eval.encoding import ENCODING_VERSIONS, encode
+from bgbot.eval.evaluate import NetEvaluator, make_consistent, terminal_probs
+from bgbot.eval.inference import ModelSpec, NumpyNet
+from bgbot.eval.models import DEFAULT_MODEL, load_model
+from bgbot.rules.movegen import successors, successors_batch
+from bgbot.rules.position import Position
+
+
+def _random_net(spec: ModelSpec, seed: int) -> NumpyNet:
+    rng = np.random.default_rng(seed)
+    width = ENCODING_VERSIONS[spec.encoding_version]
+    layers = []
+    for out in (*spec.hidden, 5):
+        w = rng.normal(0.0, 1.0 / np.sqrt(width), size=(out, width)).astype(np.float32)
+        layers.append((w, rng.normal(0.0, 0.3, size=out).astype(np.float32)))
+        width = out
+    return NumpyNet(spec, tuple(layers))
+
+
+def _game_positions(n: int, seed: int) -> np.ndarray:
+    """``n`` positions of random games, each from its side on roll, finished games included."""
+    rng = np.random.default_rng(seed)
+    boards = np.tile(Position.start().array(), (64, 1))
+    out = []
+    while sum(len(b) for b in out) < n:
+        succ, parent = successors_batch(boards, rng.integers(1, 7, size=(len(boards), 2)))
+        pick = np.array([rng.choice(np.flatnonzero(parent == g)) for g in range(len(boards))])
+        boards = succ[pick]
+        out.append(boards.copy())  # a finished game is kept once, then restarted
+        over = (np.clip(boards, 0, None).sum(axis=1) == 0) | (np.clip(-boards, 0, None).sum(axis=1) == 0)
+        boards[over] = Position.start().array()
+    return np.concatenate(out)[:n]
+
+
+class _NumpyPath:
+    """A network answering through :meth:`NumpyNet.probs_numpy`: the evaluator's plain (uncompiled) path."""
+
+    def __init__(self, net: NumpyNet) -> None:
+        self.spec = net.spec
+        self.probs = net.probs_numpy
+
+
+@pytest.fixture(scope="module")
+def boards() -> np.ndarray:
+    b = _game_positions(3000, seed=5)
+    assert terminal_probs(b)[0].sum() > 0  # some finished games among them
+    return b
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ModelSpec(1, (40,)),
+        ModelSpec(2, (80,)),
+        ModelSpec(3, (128,)),
+        ModelSpec(3, (32, 16), "relu"),
+        ModelSpec(2, (24, 12, 8), "tanh"),
+    ],
+)
+def test_compiled_forward_pass_equals_numpy(spec: ModelSpec, boards: np.ndarray) -> None:
+    net = _random_net(spec, seed=len(spec.hidden) + spec.encoding_version)
+    x = encode(boards, spec.encoding_version)
+    got = net.probs(x)
+    assert got.dtype == np.float32 and got.shape == (len(boards), 5)
+    np.testing.assert_allclose(got, net.probs_numpy(x), rtol=0, atol=2e-6)
+    assert net.probs(x[:0]).shape == (0, 5)
+    with pytest.raises(ValueError, match="shape"):
+        net.probs(x[:, :-1])
+
+
+def test_compiled_evaluator_equals_the_plain_path(boards: np.ndarray) -> None:
+    net = load_model().net
+    fast = NetEvaluator(net)(boards)
+    done, exact = terminal_probs(boards)
+    want = make_consistent(net.probs_numpy(encode(boards, net.spec.encoding_version)).copy())
+    want[done] = exact[done]
+    np.testing.assert_allclose(fast, want, rtol=0, atol=2e-6)
+    np.testing.assert_array_equal(fast[done], exact[done])  # finished games exactly
+    np.testing.assert_allclose(NetEvaluator(_NumpyPath(net))(boards), want, rtol=0, atol=0)
+    # consistent: wbg <= wg <= w and lbg <= lg <= 1 - w, all in [0, 1]
+    assert (fast >= 0).all() and (fast <= 1).all()
+    assert (fast[:, 2] <= fast[:, 1]).all() and (fast[:, 1] <= fast[:, 0]).all()
+    assert (fast[:, 4] <= fast[:, 3]).all() and (fast[:, 3] <= 1 - fast[:, 0] + 1e-7).all()
+    assert NetEvaluator(net)(boards[:0]).shape == (0, 5)
+
+
+def _benchmark_items() -> list[tuple[Position, tuple[int, int]]]:
+    return [(Position.from_id(r["position"]), tuple(r["dice"])) for r in read_jsonl("benchmark/checker.jsonl")]
+
+
+def test_the_engine_chooses_as_on_the_numpy_path() -> None:
+    """All 400 benchmark positions at 1-ply (cubeless and cubeful), every 8th at 2-ply: same best play."""
+    model = load_model()
+    fast = Engine.load()
+    plain = Engine(NetEvaluator(_NumpyPath(model.net)))
+    for i, (pos, dice) in enumerate(_benchmark_items()):
+        for ply, cubeless in [(1, True), (1, False)] + ([(2, True)] if i % 8 == 0 else []):
+            a = fast.best_move(pos, dice, ply, cubeless=cubeless)
+            b = plain.best_move(pos, dice, ply, cubeless=cubeless)
+            assert a.best.result == b.best.result, (pos.gnubg_id(), dice, ply, cubeless)
+            plain_eq = {c.result: c.equity for c in b.candidates}
+            assert len(plain_eq) == len(a)
+            np.testing.assert_allclose(
+                [c.equity for c in a.candidates], [plain_eq[c.result] for c in a.candidates], rtol=0, atol=1e-5
+            )
+
+
+RECORD = DATA / "speed" / "choices.jsonl"
+
+
+def test_the_choices_recorded_before_the_speed_work_are_kept() -> None:
+    head, *rows = [json.loads(line) for line in RECORD.read_text().splitlines() if line.strip()]
+    if hashlib.sha256(Path(DEFAULT_MODEL).read_bytes()).hexdigest() != head["model_sha256"]:
+        pytest.skip("the record is of another model: python benchmarks/same_choices.py --record " + str(RECORD))
+    engine = Engine.load(DEFAULT_MODEL)
+    assert len(rows) == 400
+    for i, r in enumerate(rows):
+        pos, dice = Position.from_id(r["position"]), tuple(r["dice"])
+        assert engine.best_move(pos, dice, 1, cubeless=True).best.result.gnubg_id() == r["1"], r
+        assert engine.best_move(pos, dice, 1).best.result.gnubg_id() == r["1c"], r
+        if i % 4 == 0:
+            assert engine.best_move(pos, dice, 2, cubeless=True).best.result.gnubg_id() == r["2"], r
+
+
+def test_one_position_successors_equal_the_batched_rows() -> None:
+    seen = {}
+    for r in read_jsonl("movegen/oracle.jsonl"):
+        seen.setdefault((r["position"], tuple(r["dice"])), Position.from_id(r["position"]))
+    assert len(seen) > 1000
+    for (_, dice), pos in seen.items():
+        got = successors(pos, dice)
+        succ, _ = successors_batch(pos.array()[None, :], dice, include_pass=False)
+        want = [Position(row.tolist()) for row in succ]  # validated: the fast path makes valid positions
+        assert got == want
+        assert [hash(p) for p in got] == [hash(p) for p in want]
+        assert all(type(x) is int for p in got[:1] for x in p.board)
+    assert (
+        successors(Position.start(), [3, 1])
+        == successors(Position.start(), (3, 1))
+        == successors(Position.start(), "31")
+    )
+
+
+@pytest.mark.parametrize("dice", [(0, 1), (7, 2), (3,), "3", (2.5, 1), None])
+def test_one_position_successors_reject_bad_dice(dice: object) -> None:
+    with pytest.raises(BgbotError):
+        successors(Position.start(), dice)
+
+
+def test_one_position_successors_reject_a_non_position() -> None:
+    with pytest.raises(BgbotError, match="Position"):
+        successors("4HPwATDgc/ABMA", (3, 1))  # type: ignore[arg-type]
