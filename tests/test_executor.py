@@ -117,3 +117,54 @@ def test_tasks_without_a_model_run_on_worker_processes_and_resume(tmp_path: Path
     again = RunStats()
     assert dict(run_tasks(tasks, None, workers=2, journal=Journal(tmp_path / "j", tasks), stats=again)) == got
     assert again.resumed == 6 and again.executed == 0
+
+
+ECHO = "bgbot.engine.executor:echo_task"
+
+
+def test_further_models_travel_by_hash_to_workers_and_to_an_inline_run() -> None:
+    # a pit ships its bots' networks this way: once per worker, found there by hash
+    blob = ModelBlob.from_net(load_model().net, bearoff=False)
+    tasks = [Task(ECHO, NO_MODEL, {"models": [blob.hash]}, i) for i in range(3)]
+    on_workers = dict(run_tasks(tasks, None, workers=2, models=[blob]))
+    inline = dict(run_tasks(tasks, None, workers=1, models=[blob], inline=True))
+    assert on_workers == inline == {i: {"seed": i, "n": 1, "shipped": [blob.hash]} for i in range(3)}
+    with pytest.raises(ExecutorError, match="no model '0000"):
+        list(run_tasks([Task(ECHO, NO_MODEL, {"models": ["0" * 64]}, 0)], None, workers=1, inline=True))
+
+
+def test_results_the_caller_refuses_are_not_journaled(tmp_path: Path) -> None:
+    # a task that stopped part-way (a pit's bot that could not be restarted) is played again on resume
+    tasks = [Task(ECHO, NO_MODEL, {"i": i}, i) for i in range(5)]
+    got = dict(
+        run_tasks(
+            tasks,
+            None,
+            workers=1,
+            inline=True,
+            journal=Journal(tmp_path / "j", tasks),
+            keep=lambda r: r["seed"] % 2 == 0,
+        )
+    )
+    assert sorted(got) == list(range(5))
+    assert sorted(p.name for p in (tmp_path / "j").glob("task-*.json")) == [
+        "task-000000.json",
+        "task-000002.json",
+        "task-000004.json",
+    ]
+    stats = RunStats()
+    assert (
+        dict(run_tasks(tasks, None, workers=1, inline=True, journal=Journal(tmp_path / "j", tasks), stats=stats)) == got
+    )
+    assert (stats.resumed, stats.executed) == (3, 2)
+
+
+def test_many_tasks_go_out_a_window_at_a_time_and_an_early_stop_keeps_the_pool() -> None:
+    tasks = [Task(ECHO, NO_MODEL, {"i": i}, i) for i in range(40)]
+    stats = RunStats()
+    it = run_tasks(tasks, None, workers=2, stats=stats)
+    first = [next(it) for _ in range(3)]
+    it.close()
+    assert len(stats.task_bytes) <= 3 + 4  # at most 2 per worker in flight beyond the ones received
+    assert all(r == {"seed": i, "n": 1} for i, r in first)
+    assert dict(run_tasks(tasks, None, workers=2)) == {i: {"seed": i, "n": 1} for i in range(40)}

@@ -20,12 +20,12 @@ import pytest
 from conftest import make_tiny_checkpoint, read_jsonl
 
 from bgbot.cli.main import main
-from bgbot.errors import BgbotError, ConfigError, EngineError, IllegalMoveError, InvalidMoveError
+from bgbot.errors import BgbotError, ConfigError, EngineError, IllegalMoveError, InvalidMoveError, JournalError
 from bgbot.play.bots import BaseBot, BgbotBot, PubevalBot, RandomBot, make_bot, parse_bot_spec
 from bgbot.play.bots.fibsline import PipeEngineBot, engine_board, move_from_text
 from bgbot.play.external import answer, read_board, serve_external
 from bgbot.play.match import play_match
-from bgbot.play.pit import PitConfig, run_pit
+from bgbot.play.pit import PitConfig, PitReport, run_pit
 from bgbot.play.table import Rules, play_game
 from bgbot.rules.dice import opening_roll
 from bgbot.rules.matchstate import CubeState, MatchState
@@ -131,7 +131,10 @@ def test_a_fibs_board_round_trips_through_the_external_player_reader() -> None:
                 back, st = read_board(line)
                 assert back == pos and st.on_roll == state.on_roll
                 assert (st.match_length, st.cube_value, st.cube_owner) == (
-                    state.match_length, state.cube_value, state.cube_owner)
+                    state.match_length,
+                    state.cube_value,
+                    state.cube_owner,
+                )
                 assert st.dice == kw.get("dice") and st.doubled == ("doubled" in kw)
 
 
@@ -156,12 +159,21 @@ def test_bgbot_bot_cube_actions_follow_its_engine(tiny_ckpt: Path) -> None:
     assert isinstance(bot, BgbotBot)
     pos = Position.start()
     for state in (MatchState(), MatchState(match_length=5, score=(1, 3)), MatchState(cube_value=2, cube_owner=0)):
-        d = bot.engine.cube_action(pos, CubeState(cube=state.cube_value, owner=state.cube_owner_relative(),
-                                                  match=state.match_length, score=state.score))
+        d = bot.engine.cube_action(
+            pos,
+            CubeState(
+                cube=state.cube_value, owner=state.cube_owner_relative(), match=state.match_length, score=state.score
+            ),
+        )
         assert d == bot.engine.cube_action(pos, state)  # a MatchState is read from its side on roll
         assert bot.double(pos, state) == d.doubles
-        taker = MatchState(match_length=state.match_length, score=state.score, cube_value=state.cube_value,
-                           cube_owner=state.cube_owner, doubled=True)
+        taker = MatchState(
+            match_length=state.match_length,
+            score=state.score,
+            cube_value=state.cube_value,
+            cube_owner=state.cube_owner,
+            doubled=True,
+        )
         assert bot.take(pos, taker) == d.takes
 
 
@@ -322,8 +334,9 @@ def test_pit_report_is_consistent_deterministic_and_the_same_with_two_workers(tm
 
 
 def test_match_mode_reports_match_wins(tiny_ckpt: Path) -> None:
-    r = run_pit(f"bgbot:checkpoint={tiny_ckpt},bearoff=0", "random:double=0.3",
-                PitConfig(games=4, match_length=3, seed=1))
+    r = run_pit(
+        f"bgbot:checkpoint={tiny_ckpt},bearoff=0", "random:double=0.3", PitConfig(games=4, match_length=3, seed=1)
+    )
     m = r.matches
     assert m is not None and m["played"] == 4 and 0 <= m["won_by_a"] <= 4
     assert m["points_a"] + m["points_b"] >= 3 * 4 and r.games >= 4
@@ -333,8 +346,23 @@ def test_match_mode_reports_match_wins(tiny_ckpt: Path) -> None:
 
 def test_cli_pit_writes_json_and_mat_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, games = tmp_path / "res.json", tmp_path / "games"
-    rc = main(["pit", "pubeval", "random", "--games", "4", "--seed", "2", "--no-cube", "--quiet",
-               "--out", str(out), "--save-games", str(games)])
+    rc = main(
+        [
+            "pit",
+            "pubeval",
+            "random",
+            "--games",
+            "4",
+            "--seed",
+            "2",
+            "--no-cube",
+            "--quiet",
+            "--out",
+            str(out),
+            "--save-games",
+            str(games),
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["games"] == 4 and data["a"] == "pubeval" and data["mode"] == "money, cubeless"
@@ -384,9 +412,7 @@ def _engine(tmp_path: Path, mode: str, after: int) -> str:
     script = tmp_path / "engine.py"
     script.write_text(_ENGINE)
     launcher = tmp_path / f"engine-{mode}.sh"
-    launcher.write_text(
-        f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} {script} {mode} {after} {launcher}\n"
-    )
+    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} {script} {mode} {after} {launcher}\n")
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
     return f"cmd:{launcher}"
 
@@ -444,7 +470,10 @@ def test_serve_external_answers_over_tcp_and_stdio(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "bgbot.cli", "serve-external", "--stdio", "--bot", "pubeval"],
         input=engine_board(Position.start(), MatchState(dice=(6, 5)), dice=(6, 5)) + "\nversion\n",
-        capture_output=True, text=True, timeout=60, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == "24/13"
 
@@ -470,8 +499,10 @@ def _serve_pubeval_once() -> tuple[int, threading.Thread]:
     ports: list[int] = []
     ready = threading.Event()
     th = threading.Thread(
-        target=serve_external, args=(PubevalBot(), 0),
-        kwargs={"once": True, "ready": lambda p: (ports.append(p), ready.set())}, daemon=True,
+        target=serve_external,
+        args=(PubevalBot(), 0),
+        kwargs={"once": True, "ready": lambda p: (ports.append(p), ready.set())},
+        daemon=True,
     )
     th.start()
     assert ready.wait(10)
@@ -482,8 +513,10 @@ def _serve_in_thread(**kwargs: object) -> int:
     ports: list[int] = []
     ready = threading.Event()
     threading.Thread(
-        target=serve_external, args=(PubevalBot(), 0),
-        kwargs={"ready": lambda p: (ports.append(p), ready.set()), **kwargs}, daemon=True,
+        target=serve_external,
+        args=(PubevalBot(), 0),
+        kwargs={"ready": lambda p: (ports.append(p), ready.set()), **kwargs},
+        daemon=True,
     ).start()
     assert ready.wait(10)
     return ports[0]
@@ -508,9 +541,11 @@ def test_serve_external_answers_others_while_one_client_idles_and_drops_floods()
             assert f.readline().startswith(b"Error: a line longer")
             assert f.readline() == b""  # and the connection is closed
         # with 3 allowed, the idle one and two more are served; the fourth is told the server is busy
-        with socket.create_connection(("localhost", port), timeout=10) as a, \
-                socket.create_connection(("localhost", port), timeout=10) as b, \
-                socket.create_connection(("localhost", port), timeout=10) as c:
+        with (
+            socket.create_connection(("localhost", port), timeout=10) as a,
+            socket.create_connection(("localhost", port), timeout=10) as b,
+            socket.create_connection(("localhost", port), timeout=10) as c,
+        ):
             replies = []
             for conn in (a, b, c):
                 conn.sendall(board.encode())
@@ -541,8 +576,24 @@ def test_sigterm_still_writes_the_pit_report(tmp_path: Path) -> None:
 
     out = tmp_path / "r.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bgbot.cli", "pit", "pubeval", "random", "--games", "1000000", "--no-cube",
-         "--quiet", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "bgbot.cli",
+            "pit",
+            "pubeval",
+            "random",
+            "--games",
+            "1000000",
+            "--no-cube",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     try:
         assert proc.stderr is not None
@@ -555,3 +606,209 @@ def test_sigterm_still_writes_the_pit_report(tmp_path: Path) -> None:
             proc.kill()
     report = json.loads(out.read_text())
     assert report["games"] > 0 and report["stopped"].startswith("interrupted")
+
+
+# ---------------------------------------------------------------------------
+# the pit on the executor: tasks, workers, Ray, the journal
+# ---------------------------------------------------------------------------
+
+
+def _records(folder: Path) -> dict[str, str]:
+    """The game records of a pit, without the date line (records of two runs on other days still compare)."""
+    return {
+        p.name: "\n".join(line for line in p.read_text().splitlines() if "EventDate" not in line)
+        for p in sorted(folder.iterdir())
+    }
+
+
+def _figures(r: PitReport) -> tuple[object, ...]:
+    return (
+        r.games,
+        r.pairs,
+        r.ppg,
+        r.ppg_se,
+        r.win_rate,
+        r.gammon_rate,
+        r.cube,
+        r.mean_turns,
+        r.decisions,
+        r.forfeits,
+        r.matches,
+    )
+
+
+def test_the_same_games_on_one_or_two_workers_whatever_the_cut(tmp_path: Path) -> None:
+    rules = Rules(cube=True)
+    runs = {}
+    for workers, per in ((1, 2), (2, 1), (2, 3)):
+        save = tmp_path / f"w{workers}-p{per}"
+        cfg = PitConfig(games=12, seed=3, rules=rules, workers=workers, pairs_per_task=per, save_games=str(save))
+        r = run_pit("pubeval", "random:double=0.3,take=0.5", cfg)
+        assert r.workers == workers and r.executor == "local" and not r.stopped
+        runs[(workers, per)] = (_figures(r), _records(save))
+    first = runs[(1, 2)]
+    assert len(first[1]) == 12 and first[0][0] == 12
+    assert all(run == first for run in runs.values())
+
+
+def _counting_engine(tmp_path: Path) -> tuple[str, Path]:
+    """A pubeval engine over pipes that writes its pid to a log when it starts: the spec and the log."""
+    log = tmp_path / "starts.log"
+    script = tmp_path / "counting.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+        import os, sys
+        from bgbot.play.bots import PubevalBot
+        from bgbot.play.external import answer
+        with open({str(log)!r}, "a") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        bot = PubevalBot()
+        for line in sys.stdin:
+            print(answer(bot, line), flush=True)
+        """
+        )
+    )
+    launcher = tmp_path / "counting.sh"
+    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} {script}\n")
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
+    return f"cmd:{launcher}", log
+
+
+def test_a_worker_keeps_its_engine_from_task_to_task(tmp_path: Path) -> None:
+    # as gnubg: one engine process per worker for the whole duel, not one per task
+    spec, log = _counting_engine(tmp_path)
+    r = run_pit(spec, "pubeval", PitConfig(games=8, seed=2, rules=Rules(cube=False), pairs_per_task=1))
+    assert r.games == 8 and r.forfeits == {"A": 0, "B": 0}  # 4 tasks
+    assert len(log.read_text().split()) == 1
+    log.unlink()
+    r2 = run_pit(spec, "pubeval", PitConfig(games=8, seed=2, rules=Rules(cube=False), pairs_per_task=1, workers=2))
+    assert _figures(r2) == _figures(r)
+    assert 1 <= len(set(log.read_text().split())) <= 2  # one per worker (a worker may get every task)
+
+
+def test_a_bgbot_checkpoint_travels_by_hash_to_the_workers(tiny_ckpt: Path, tmp_path: Path) -> None:
+    # a torch checkpoint: loaded (and made numpy) here, shipped to the workers, which need no file
+    spec = f"bgbot:checkpoint={tiny_ckpt},bearoff=0"
+    cfg = PitConfig(games=4, seed=5, rules=Rules(cube=True), pairs_per_task=1, save_games=str(tmp_path / "one"))
+    one = run_pit(spec, "pubeval", cfg)
+    two = run_pit(
+        spec,
+        "pubeval",
+        PitConfig(
+            games=4, seed=5, rules=Rules(cube=True), pairs_per_task=1, workers=2, save_games=str(tmp_path / "two")
+        ),
+    )
+    assert _figures(one) == _figures(two) and one.decisions["A"] > 0
+    assert _records(tmp_path / "one") == _records(tmp_path / "two")
+
+
+def test_a_local_ray_cluster_plays_the_same_games(tiny_ckpt: Path, tmp_path: Path) -> None:
+    import ray
+
+    spec = f"bgbot:checkpoint={tiny_ckpt},bearoff=0"
+    rules = Rules(cube=True)
+    local = run_pit(spec, "random:double=0.2", PitConfig(games=6, seed=9, rules=rules, save_games=str(tmp_path / "l")))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = run_pit(
+            spec,
+            "random:double=0.2",
+            PitConfig(
+                games=6,
+                seed=9,
+                rules=rules,
+                executor="ray",
+                workers=2,
+                pairs_per_task=1,
+                save_games=str(tmp_path / "r"),
+            ),
+        )
+    finally:
+        ray.shutdown()
+    assert on_ray.executor == "ray" and not on_ray.stopped
+    assert _figures(on_ray) == _figures(local)
+    assert _records(tmp_path / "r") == _records(tmp_path / "l")
+
+
+def test_an_interrupted_pit_resumes_from_its_finished_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bgbot.play.pit as pit
+
+    cfg = PitConfig(games=12, seed=6, rules=Rules(cube=True), resume=str(tmp_path / "j"))
+    fresh = run_pit("pubeval", "random:double=0.3", PitConfig(games=12, seed=6, rules=Rules(cube=True)))
+    real = pit.pit_task
+    played: list[list[int]] = []
+
+    def interrupted_at_pair_4(evaluator: object, payload: dict[str, object], seed: int) -> dict[str, object]:
+        played.append(list(payload["pairs"]))  # type: ignore[call-overload]
+        if payload["pairs"] == [4, 6]:
+            raise KeyboardInterrupt
+        return real(evaluator, payload, seed)
+
+    monkeypatch.setattr(pit, "pit_task", interrupted_at_pair_4)  # the executor finds tasks by name
+    r1 = run_pit("pubeval", "random:double=0.3", cfg)
+    assert r1.stopped is not None and r1.stopped.startswith("interrupted") and r1.games == 8
+    assert len(list((tmp_path / "j").glob("task-*.json"))) == 2
+    played.clear()
+    monkeypatch.setattr(pit, "pit_task", lambda *a: (played.append(list(a[1]["pairs"])), real(*a))[1])
+    r2 = run_pit("pubeval", "random:double=0.3", cfg)
+    assert played == [[4, 6]]  # the finished tasks were not played again
+    assert r2.resumed_games == 8 and not r2.stopped and "taken from the results folder" in r2.format()
+    assert _figures(r2) == _figures(fresh)
+    with pytest.raises(JournalError, match="another run"):  # another seed: refused, not mixed in
+        run_pit("pubeval", "random:double=0.3", PitConfig(games=12, seed=7, resume=str(tmp_path / "j")))
+
+
+def test_a_killed_pit_resumes_on_the_command_line(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    folder, out = tmp_path / "j", tmp_path / "r.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bgbot.cli",
+        "pit",
+        "pubeval",
+        "random",
+        "--games",
+        "200",
+        "--seed",
+        "4",
+        "--no-cube",
+        "--quiet",
+        "--workers",
+        "1",
+        "--pairs-per-task",
+        "1",
+        "--resume",
+        str(folder),
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(folder.glob("task-*.json"))) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)  # killed outright: no report, no clean-up
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    kept = len(list(folder.glob("task-*.json")))
+    assert kept >= 3
+    assert subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600).returncode == 0
+    report = json.loads(out.read_text())
+    assert report["games"] == 200 and report["resumed_games"] == 2 * kept and report["stopped"] is None
+    fresh = run_pit("pubeval", "random", PitConfig(games=200, seed=4, rules=Rules(cube=False)))
+    assert (report["ppg"], report["ppg_se"], report["decisions"]) == (fresh.ppg, fresh.ppg_se, fresh.decisions)
+
+
+def test_a_task_stopped_part_way_is_not_kept_for_a_resume(tmp_path: Path) -> None:
+    cfg = PitConfig(games=8, seed=1, rules=Rules(cube=False), pairs_per_task=1, resume=str(tmp_path / "j"))
+    r = run_pit(_engine(tmp_path, "vanish", 40), "pubeval", cfg)
+    assert r.stopped is not None and "could not be restarted" in r.stopped
+    kept = [json.loads(p.read_text())["result"] for p in (tmp_path / "j").glob("task-*.json")]
+    assert all(k["fatal"] is None for k in kept) and 2 * len(kept) < r.games  # the stopped task's legs count

@@ -663,5 +663,13 @@ def _run_ray(
 
 
 def echo_task(evaluator: Evaluator | None, payload: dict[str, Any], seed: int) -> dict[str, Any]:
-    """A task that does no work (``benchmarks/rollout_speed.py`` times how fast a driver hands tasks out)."""
-    return {"seed": seed, "n": len(payload)}
+    """A task that does no work (``benchmarks/rollout_speed.py`` times how fast a driver hands tasks out).
+
+    With ``payload['models']`` (hashes) it loads each network shipped with the run (which checks its
+    hash) and gives the hashes back as ``shipped``.
+    """
+    out: dict[str, Any] = {"seed": seed, "n": len(payload)}
+    if "models" in payload:
+        nets = [_cached_evaluator(h, shipped_model(h).data, False) for h in payload["models"]]
+        out["shipped"] = [net_hash(ev.net) for ev in nets]  # type: ignore[attr-defined]
+    return out
