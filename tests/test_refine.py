@@ -161,3 +161,28 @@ def test_mining_keeps_only_rolls_whose_choice_changes_at_2_ply(init: Path) -> No
     assert 0 < seen < 15  # a random net disagrees with itself on some rolls, not on all
     cfg = GenerateConfig(seed=5, chunk_size=48, parallel=16, keep=0.5, candidates=3, mine=True)
     assert generate(init, Path(str(init) + "-mined"), 1, cfg, progress=False) == 1
+
+
+def test_fit_weighs_each_data_folder(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(12)
+    teacher = save_checkpoint(tmp_path / "teacher.pt", ValueNet(ModelSpec(3, (8,))))
+    generate(teacher, tmp_path / "a", 3, CFG, progress=False)
+    generate(init, tmp_path / "b", 3, GenerateConfig(seed=9, chunk_size=96, parallel=16), progress=False)
+    data = [tmp_path / "a", tmp_path / "b"]
+    with pytest.raises(ConfigError, match="one positive number per data folder"):
+        fit(init, data, tmp_path / "bad", weights=[1.0], progress=False)
+    with pytest.raises(ConfigError, match=r"\[1.0, 0.0\]"):
+        fit(init, data, tmp_path / "bad", weights=[1.0, 0.0], progress=False)
+    # the teacher's labels weigh 50 times the init network's own: the fit moves towards the teacher
+    fit(init, data, tmp_path / "fit", epochs=3, lr=3e-3, batch=32, weights=[50.0, 1.0], progress=False)
+    net = load_checkpoint(tmp_path / "fit" / "refined.pt").net
+    assert load_checkpoint(tmp_path / "fit" / "refined.pt").data["config"]["refined"]["weights"] == [50.0, 1.0]
+    boards, labels, _ = load_chunks(tmp_path / "a")
+    from bgbot.eval.encoding import encode
+
+    def loss(n: ValueNet) -> float:
+        with torch.inference_mode():
+            x = torch.from_numpy(encode(boards, 3))
+            return float(torch.nn.functional.binary_cross_entropy_with_logits(n(x), torch.from_numpy(labels)))
+
+    assert loss(net) < loss(load_checkpoint(init).net)

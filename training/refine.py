@@ -258,9 +258,15 @@ def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32]
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ks)
 
 
-def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor) -> float:
+def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> float:
     with torch.inference_mode():
-        return float(torch.nn.functional.binary_cross_entropy_with_logits(net(x), y, reduction="mean"))
+        return _weighted_bce(net(x), y, w).item()
+
+
+def _weighted_bce(logits: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy over the five outputs, rows weighted by ``w``."""
+    per_row = torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none").mean(dim=1)
+    return (per_row * w).sum() / w.sum()
 
 
 def fit(
@@ -275,8 +281,13 @@ def fit(
     seed: int = 1,
     threads: int = 1,
     progress: bool = True,
+    weights: list[float] | None = None,
 ) -> dict[str, object]:
-    """Fit ``init``'s network to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch)."""
+    """Fit ``init``'s network to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
+
+    ``weights`` (one per data folder, default 1) weigh each folder's rows in the loss, e.g. a few
+    deep (3-ply) labels among many 2-ply ones; the held-out loss is weighted the same way.
+    """
     if threads:
         set_torch_threads(threads)
     torch.manual_seed(seed)
@@ -284,7 +295,12 @@ def fit(
     net = start.net.train()
     version = net.spec.encoding_version
     dirs = data if isinstance(data, list) else [data]
+    if weights is None:
+        weights = [1.0] * len(dirs)
+    if len(weights) != len(dirs) or not all(np.isfinite(w) and w > 0 for w in weights):
+        raise ConfigError(f"weights {weights!r} must be one positive number per data folder ({len(dirs)})")
     parts = [load_chunks(d) for d in dirs]
+    row_w = np.concatenate([np.full(len(p[0]), w, dtype=np.float32) for p, w in zip(parts, weights, strict=True)])
     boards = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
     chunk = np.concatenate([p[2] + 100_000 * i for i, p in enumerate(parts)])
@@ -295,15 +311,15 @@ def fit(
     hold = np.isin(chunk, hold_ids)
     if n_hold == 0:  # one chunk: hold out 5% of its rows
         hold = rng.random(len(boards)) < holdout
-    xtr, ytr = boards[~hold], labels[~hold]
+    xtr, ytr, wtr = boards[~hold], labels[~hold], row_w[~hold]
     xho = torch.from_numpy(encode(boards[hold], version))
     yho = torch.from_numpy(labels[hold])
+    who = torch.from_numpy(row_w[hold])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    history = [{"epoch": 0, "holdout_bce": _bce(net, xho, yho)}]
+    history = [{"epoch": 0, "holdout_bce": _bce(net, xho, yho, who)}]
     best = history[0]["holdout_bce"]
-    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="mean")
     best_path = out / "refined.pt"
     base_games = int(start.data.get("games_trained", 0))
     for ep in range(1, epochs + 1):
@@ -316,20 +332,21 @@ def fit(
             sel = order[lo : lo + batch]
             x = torch.from_numpy(encode(xtr[sel], version))
             y = torch.from_numpy(ytr[sel])
-            loss = loss_fn(net(x), y)
+            loss = _weighted_bce(net(x), y, torch.from_numpy(wtr[sel]))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             total += loss.item() * len(sel)
         net.eval()
-        rec = {"epoch": ep, "train_bce": total / max(len(xtr), 1), "holdout_bce": _bce(net, xho, yho)}
+        rec = {"epoch": ep, "train_bce": total / max(len(xtr), 1), "holdout_bce": _bce(net, xho, yho, who)}
         history.append(rec)
         print(json.dumps(rec), flush=True)
         if rec["holdout_bce"] < best:
             best = rec["holdout_bce"]
             save_checkpoint(
                 best_path, net, config={**start.data.get("config", {}), "refined": {
-                    "init": str(init), "data": [str(d) for d in dirs], "epochs": ep, "lr": lr, "batch": batch,
+                    "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
+                    "batch": batch,
                     "positions": len(xtr), "seed": seed}},
                 games_trained=base_games, last_eval="",
             )
@@ -363,13 +380,15 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--lr", type=float, default=3e-5)
     f.add_argument("--batch", type=int, default=128)
     f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
     args = ap.parse_args(argv)
     if args.cmd == "generate":
         cfg = GenerateConfig(**{k: getattr(args, k) for k in GenerateConfig().__dict__})
         generate(args.model, args.out, args.chunks, cfg, executor=args.executor, workers=args.workers)
     else:
-        print(json.dumps(fit(args.init, args.data, args.out, epochs=args.epochs, lr=args.lr, batch=args.batch,
-                             seed=args.seed), indent=1))
+        summary = fit(args.init, args.data, args.out, epochs=args.epochs, lr=args.lr, batch=args.batch,
+                      seed=args.seed, weights=args.weights)
+        print(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
