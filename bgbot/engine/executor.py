@@ -317,6 +317,20 @@ def _ray_token_available() -> bool:
     return Path(path).expanduser().is_file() if path else (Path.home() / ".ray" / "auth_token").is_file()
 
 
+def _enable_ray_token_auth() -> None:
+    """Token authentication for this process's Ray connections (the variable alone is read when Ray loads)."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    try:  # what ray.init does for itself: set the variable and refresh Ray's cached configuration
+        from ray._private.authentication.authentication_token_setup import _enable_token_auth
+    except ImportError:  # another Ray release: refresh the configuration directly
+        with contextlib.suppress(Exception):
+            from ray._raylet import Config
+
+            Config.initialize("")
+        return
+    _enable_token_auth()
+
+
 def _ray_ready(spec: ExecutorSpec) -> Any:
     ray = _import_ray()
     if not ray.is_initialized():
@@ -330,7 +344,7 @@ def _ray_ready(spec: ExecutorSpec) -> Any:
         ):
             # Ray's client sends no token unless told to (ray.init does this itself for a GCS address): a
             # cluster started with token authentication (the default of `ray start`) would time out otherwise
-            os.environ["RAY_AUTH_MODE"] = "token"
+            _enable_ray_token_auth()
         try:
             ray.init(address=spec.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
