@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from bgbot.eval.encoding import _encode, encode
 from bgbot.eval.features import fill_features
-from bgbot.eval.inference import NumpyNet, Weights, forward_row
+from bgbot.eval.inference import NumpyNet, Weights, forward_tail
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
     from bgbot.eval.nets import ValueNet
@@ -107,12 +107,71 @@ def make_consistent(probs: Probs) -> Probs:
 
 
 _BLOCK = 64  # rows encoded at a time by _net_probs (64 x 255 float32: 64 KB, stays in cache)
+# Every encoding starts with the 198 units of version 1 (bgbot.eval.encoding): for each side 24 points of four
+# units (n >= 1, n >= 2, n >= 3, (n - 3) / 2), bar, off; then two on-roll units.  The first units of a point
+# are 0/1 steps, so their weight rows are summed once per point (_point_rows) and a point costs one row.
+_POINT_BASES = np.array([4 * g for g in range(24)] + [98 + 4 * g for g in range(24)], dtype=np.int64)
+_OTHER_UNITS = np.array([96, 97, 194, 195, 196, 197], dtype=np.int64)
+_TESAURO_UNITS = 198
+
+
+def _point_rows(w0: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``(48, 3, hidden)``: for each point the first layer's rows of its units ``n >= 1 .. n >= c + 1`` summed."""
+    rows = np.stack([w0[_POINT_BASES + u] for u in range(3)], axis=1)  # (48, 3, hidden)
+    return np.ascontiguousarray(np.cumsum(rows, axis=1, dtype=np.float32))
+
+
+@nb.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _first_layer(
+    x: NDArray[np.float32],
+    point_rows: NDArray[np.float32],
+    w0: NDArray[np.float32],
+    b0: NDArray[np.float32],
+    dst: NDArray[np.float32],
+) -> None:
+    """The first hidden layer's sums (before activation) of one encoded row: ``dst = b0 + x @ w0``.
+
+    Points come from ``point_rows`` (one row per occupied point, plus the
+    ``(n - 3) / 2`` unit when it is not zero), the other version 1 units only
+    when not zero, the rest of the inputs (hand-made features, mostly not zero)
+    without a test.
+    """
+    n = dst.shape[0]
+    for j in range(n):
+        dst[j] = b0[j]
+    for g in range(_POINT_BASES.shape[0]):
+        k = _POINT_BASES[g]
+        if x[k] != 0.0:
+            c = 0
+            if x[k + 1] != 0.0:
+                c = 2 if x[k + 2] != 0.0 else 1
+            row = point_rows[g, c]
+            for j in range(n):
+                dst[j] += row[j]
+            v = x[k + 3]
+            if v != 0.0:
+                wi = w0[k + 3]
+                for j in range(n):
+                    dst[j] += v * wi[j]
+    for t in range(_OTHER_UNITS.shape[0]):
+        i = _OTHER_UNITS[t]
+        v = x[i]
+        if v != 0.0:
+            wi = w0[i]
+            for j in range(n):
+                dst[j] += v * wi[j]
+    for i in range(_TESAURO_UNITS, w0.shape[0]):
+        v = x[i]
+        wi = w0[i]
+        for j in range(n):
+            dst[j] += v * wi[j]
 
 
 @nb.njit(cache=True)
 def _net_probs(
     boards: NDArray[np.int8],
     version: int,
+    point_rows: NDArray[np.float32],
     wts: Weights,
     bs: Weights,
     w_out: NDArray[np.float32],
@@ -141,7 +200,8 @@ def _net_probs(
             if done[r]:
                 continue
             o = out[start + r]
-            forward_row(xb[r], wts, bs, w_out, b_out, act, h_a, h_b, o)
+            _first_layer(xb[r], point_rows, wts[0], bs[0], h_a[: wts[0].shape[1]])
+            forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, o)
             # make_consistent, row by row
             for k in range(5):
                 o[k] = min(max(o[k], 0.0), 1.0)
@@ -167,6 +227,8 @@ class NetEvaluator:
         # a numpy network answers through one compiled call; a torch one (self-play on live weights) through
         # encode + net.probs
         self._compiled = net.compiled if isinstance(net, NumpyNet) else None
+        if self._compiled is not None:
+            self._point_rows = _point_rows(self._compiled[0][0])
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
@@ -187,7 +249,7 @@ class NetEvaluator:
             if boards.ndim != 2 or boards.shape[1] != 26:
                 raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
             out = np.empty((boards.shape[0], 5), dtype=np.float32)
-            _net_probs(boards, self.version, *self._compiled, out)
+            _net_probs(boards, self.version, self._point_rows, *self._compiled, out)
             return out
         done, exact = terminal_probs(boards)
         probs = make_consistent(self.raw(boards).copy())

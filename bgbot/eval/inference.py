@@ -128,8 +128,35 @@ def forward_row(
     that input times its weight row: the zeros that make up most of an
     encoded position cost nothing.
     """
-    src = x
-    for k in range(len(wts)):
+    w = wts[0]
+    dst = h_a[: w.shape[1]]
+    for j in range(dst.shape[0]):
+        dst[j] = bs[0][j]
+    for i in range(w.shape[0]):
+        v = x[i]
+        if v != 0.0:
+            wi = w[i]
+            for j in range(dst.shape[0]):
+                dst[j] += v * wi[j]
+    forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, out)
+
+
+@nb.njit(cache=True, fastmath=_FASTMATH)
+def forward_tail(
+    wts: Weights,
+    bs: Weights,
+    w_out: NDArray[np.float32],
+    b_out: NDArray[np.float32],
+    act: int,
+    h_a: NDArray[np.float32],
+    h_b: NDArray[np.float32],
+    out: NDArray[np.float32],
+) -> None:
+    """The rest of :func:`forward_row` once ``h_a`` holds the first hidden layer's sums (before activation)."""
+    src = h_a[: wts[0].shape[1]]
+    for j in range(src.shape[0]):
+        src[j] = _act(src[j], act)
+    for k in range(1, len(wts)):
         w = wts[k]
         b = bs[k]
         n_out = w.shape[1]
