@@ -13,6 +13,7 @@ Positions are from the side on roll's view; results from the opponent's view.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -99,6 +100,8 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
             # with doubles, sources in non-increasing order reach every result once
             top = lo if d1 == d2 else 25
             for src in range(top, 0, -1):
+                if b[src] <= 0:
+                    continue  # no checker of the mover there (step would say None)
                 s = step(b, src, d)
                 if s is not None:
                     moved = True
@@ -116,10 +119,8 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
         keep = {k: v for k, v in keep.items() if v[1] == (max(d1, d2),)}
     if best == 0:
         return [Move((), pos.swap())]
-    moves = [
-        Move(steps, Position._trusted(flip(k)))
-        for k, (steps, _) in keep.items()
-    ]
+    # flip(k) by C-level map (the results are many; flip's generator expression costs more than the walk)
+    moves = [Move(steps, Position._trusted(tuple(map(operator.neg, k[::-1])))) for k, (steps, _) in keep.items()]
     moves.sort(key=lambda m: [-s[0] for s in m.steps])
     return moves
 
