@@ -812,3 +812,13 @@ def test_a_task_stopped_part_way_is_not_kept_for_a_resume(tmp_path: Path) -> Non
     assert r.stopped is not None and "could not be restarted" in r.stopped
     kept = [json.loads(p.read_text())["result"] for p in (tmp_path / "j").glob("task-*.json")]
     assert all(k["fatal"] is None for k in kept) and 2 * len(kept) < r.games  # the stopped task's legs count
+
+
+@pytest.mark.parametrize(
+    ("args", "phrase"),
+    [(["--executor", "spark"], "'spark'"), (["--executor", "127.0.0.1:1"], "cannot reach the Ray cluster")],
+)
+def test_a_bad_executor_exits_2_with_one_line(args: list[str], phrase: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pit", "pubeval", "random", "--games", "2", "--quiet", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert phrase in err[-1] and not any("Traceback" in line for line in err)

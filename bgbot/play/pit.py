@@ -71,7 +71,7 @@ from bgbot.play.bots import Bot, BotSpec, make_bot, parse_bot_spec, prepare_bot
 from bgbot.play.match import play_match
 from bgbot.play.table import DEFAULT_RULES, GameResult, Rules, play_game
 
-__all__ = ["GameSummary", "LegSummary", "PitConfig", "PitReport", "close_bots", "pit_task", "run_pit"]
+__all__ = ["GameSummary", "LegSummary", "PitConfig", "PitReport", "close_bots", "pit_task", "pit_tasks", "run_pit"]
 
 PIT_TASK = "bgbot.play.pit:pit_task"
 DEFAULT_PAIRS_PER_TASK = 2
