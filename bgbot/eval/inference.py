@@ -97,7 +97,7 @@ Weights = tuple[NDArray[np.float32], ...]  # per layer, float32, C-contiguous (n
 _FASTMATH = {"reassoc", "contract", "nsz"}
 
 
-@nb.njit(cache=True, fastmath=_FASTMATH, inline="always")
+@nb.njit(cache=True, fastmath=_FASTMATH)
 def _act(z: float, act: int) -> float:
     """Activation ``act`` (:data:`ACT_CODES`: sigmoid 0, relu 1, tanh 2) of one float32 value."""
     if act == 0:
