@@ -1,4 +1,4 @@
-"""Networks for play, without torch: the forward pass in numpy and the ``.npz`` model files it reads.
+"""Networks for play, without torch: the compiled forward pass and the ``.npz`` model files it reads.
 
 Training needs torch (:mod:`bgbot.eval.nets`); answering a position does not.
 The shipped model is a plain ``.npz`` archive (read with ``allow_pickle=False``,
@@ -11,8 +11,11 @@ The forward pass is compiled with numba (:func:`forward_rows`): it walks one
 row at a time through weights stored input-major (``(in, out)``, float32,
 contiguous) and skips the inputs that are zero (most of a position's
 encoding), so a batch of twenty candidates costs microseconds, not the
-per-call overhead of a BLAS matrix product; the weights are prepared once,
-when the :class:`NumpyNet` is built.
+per-call overhead of a BLAS matrix product, and it never starts BLAS threads
+(numpy's multithreaded matrix product on a busy 2-core machine made a 2-ply
+decision 6x slower than with one thread: BENCHMARKS.md).  The weights are
+prepared once, when the :class:`NumpyNet` is built; :meth:`NumpyNet.probs_numpy`
+is the plain numpy statement of the same pass, the tests' reference.
 
 The outputs are gnubg's five probabilities ``[win, win gammon, win backgammon,
 lose gammon, lose backgammon]`` from the view of the side on roll of each
