@@ -18,8 +18,11 @@ ratios bgbot / reference of the medians per ply (below 1: bgbot is faster).
 ``--no-ref`` leaves them out.
 
 The machines this project runs on have 2 cores shared with training runs:
-the default is one torch thread (a second thread only adds waiting when the
-other core is busy); the load average is printed with the figures.
+a torch checkpoint plays on one torch thread (a second thread only adds
+waiting when the other core is busy); the shipped numpy model runs in
+bgbot's compiled pass and starts no BLAS threads, so ``OPENBLAS_NUM_THREADS``
+changes nothing for it (it does for bgsage's and older bgbot's numbers: set it
+to 1 when comparing with them).  The load average is printed with the figures.
 
 Usage::
 
@@ -31,8 +34,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +49,11 @@ from _common import REFDATA, network_args, start  # puts the checkout on sys.pat
 from bgbot.engine.api import Engine
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import Position
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file (what ``_common.start`` reads, without setting torch's threads)."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def timings(fn: Callable[[], object], repeat: int = 1) -> float:
@@ -115,9 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-ref", action="store_true", help="skip the reference engines (bgsage, gnubg_nn)")
     args = ap.parse_args(argv)
 
-    import torch
+    import importlib.util
 
-    rows = start(args)
+    # a .pt checkpoint plays through torch (one thread by --threads); the shipped .npz model never imports it
+    rows = start(args) if importlib.util.find_spec("torch") else _rows(args.data)
     # a fixed, spread-out set: every k-th position of the file
     step = max(1, len(rows) // args.positions)
     chosen = rows[::step][: args.positions]
@@ -150,8 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"engine: {engine.describe()}")
     for note in notes:
         print(note)
+    torch = sys.modules.get("torch")
     print(
-        f"torch threads {torch.get_num_threads()}, {os.cpu_count()} CPUs, load average "
+        f"torch {'not loaded' if torch is None else f'threads {torch.get_num_threads()}'}, "
+        f"{os.cpu_count()} CPUs, load average "
         f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     print(f"reference: one network call on 21 positions, median {ref:.3f} ms")
