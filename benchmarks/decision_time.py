@@ -21,8 +21,8 @@ The machines this project runs on have 2 cores shared with training runs:
 a torch checkpoint plays on one torch thread (a second thread only adds
 waiting when the other core is busy); the shipped numpy model runs in
 bgbot's compiled pass and starts no BLAS threads, so ``OPENBLAS_NUM_THREADS``
-changes nothing for it (it does for bgsage's and older bgbot's numbers: set it
-to 1 when comparing with them).  The load average is printed with the figures.
+changes nothing for it (it did for bgbot's numpy forward pass before the
+compiled one: set it to 1 when comparing with those figures).  The load average is printed with the figures.
 
 Usage::
 
