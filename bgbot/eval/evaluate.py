@@ -167,6 +167,9 @@ def _first_layer(
             dst[j] += v * wi[j]
 
 
+# numba's on-disk cache keys a function to its own file only: after changing a compiled function this one
+# calls in encoding.py, features.py or inference.py during development, touch this file (or delete its
+# __pycache__) so that the cached _net_probs is rebuilt.  (An install or upgrade replaces every file.)
 @nb.njit(cache=True)
 def _net_probs(
     boards: NDArray[np.int8],
