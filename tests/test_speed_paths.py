@@ -173,3 +173,25 @@ def test_one_position_successors_reject_bad_dice(dice: object) -> None:
 def test_one_position_successors_reject_a_non_position() -> None:
     with pytest.raises(BgbotError, match="Position"):
         successors("4HPwATDgc/ABMA", (3, 1))  # type: ignore[arg-type]
+
+
+def test_analysis_candidates_are_whole_frozen_dataclasses() -> None:
+    """:func:`analyze` builds its candidates without the dataclass ``__init__``: they must be the same objects."""
+    from dataclasses import FrozenInstanceError, fields, replace
+
+    from bgbot.engine.search import Candidate
+
+    analysis = Engine.load().best_move(Position.start(), (3, 1), 1, cubeless=True)
+    names = {f.name for f in fields(Candidate)}
+    for c in analysis.candidates:
+        assert set(vars(c)) == names  # every field, nothing else (before the cached move text is read)
+        rebuilt = Candidate(**{name: getattr(c, name) for name in names})
+        assert rebuilt == c and repr(rebuilt) == repr(c) and c.mwc is None
+        assert isinstance(c.result, Position) and all(type(x) is int for x in c.result.board)
+        assert c.result == Position(c.result.board) and hash(c.result) == hash(Position(c.result.board))
+        assert len(c.probs) == 5 and all(type(p) is float for p in c.probs)
+        assert replace(c, equity=1.0).equity == 1.0
+        with pytest.raises(FrozenInstanceError):
+            c.equity = 2.0  # type: ignore[misc]
+    assert analysis.best.move == "8/5 6/5" and analysis.best.diff == 0.0
+    assert [c.diff for c in analysis.candidates] == sorted((c.diff for c in analysis.candidates), reverse=True)
