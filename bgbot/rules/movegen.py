@@ -1,12 +1,16 @@
 """Legal moves: the compiled batched successor generator.
 
-Two entry points share one rule set:
+Three entry points share one rule set:
 
 * :func:`successors_batch` takes an ``(N, 26)`` array of positions (each from the
   view of its side on roll) and the dice, and returns every distinct legal
   resulting position **from the opponent's view** (the opponent now on roll)
   with the index of its parent row.  It is compiled with numba and runs the
   whole batch in one call: this is the hot path of self-play and search.
+* :func:`successors` answers one :class:`~bgbot.rules.position.Position` from the
+  same compiled core (:func:`_distinct`), its results handed back as tuples of
+  ints, without a numpy round trip (about half of such a call is building
+  the ``Position`` objects of the results).
 * :func:`bgbot.rules.moves.legal_moves` lists, for one position, each distinct
   result with one sequence of checker steps that reaches it (for notation and
   user input), from the plain-Python statement of the same rule.
