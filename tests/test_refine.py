@@ -186,3 +186,37 @@ def test_fit_weighs_each_data_folder(tmp_path: Path, init: Path) -> None:
             return float(torch.nn.functional.binary_cross_entropy_with_logits(n(x), torch.from_numpy(labels)))
 
     assert loss(net) < loss(load_checkpoint(init).net)
+
+
+@pytest.mark.parametrize("name", ["refine-2ply", "refine-3ply-mined"])
+def test_the_shipped_presets_load(name: str) -> None:
+    from training.refine import load_preset
+
+    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / f"{name}.toml")
+    assert gen.candidates == 4 and fc.epochs >= 1
+    assert (gen.depth, gen.mine) == ((2, True) if "3ply" in name else (1, False))
+
+
+def test_bad_presets_are_clear_errors(tmp_path: Path) -> None:
+    from training.refine import load_preset
+
+    bad = tmp_path / "bad.toml"
+    for text, message in [("[generate]\nkeep = 'many'\n", "keep"), ("[generate]\nbogus = 1\n", "unknown key 'bogus'"),
+                          ("[train]\nx = 1\n", "unknown tables"), ("[fit\n", "not valid TOML")]:
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            load_preset(bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_preset(tmp_path / "missing.toml")
+
+
+def test_command_line_options_override_the_preset(tmp_path: Path, init: Path) -> None:
+    from training.refine import main
+
+    preset = tmp_path / "p.toml"
+    preset.write_text("[generate]\nseed = 4\nchunk_size = 500\nparallel = 8\nkeep = 0.5\ncandidates = 2\n")
+    main(["generate", "--config", str(preset), "--model", str(init), "--out", str(tmp_path / "run"), "--chunks", "1",
+          "--chunk-size", "40", "--mine"])
+    meta = json.loads((tmp_path / "run" / "generate.json").read_text())["config"]
+    assert (meta["seed"], meta["chunk_size"], meta["parallel"], meta["candidates"], meta["mine"]) == (4, 40, 8, 2, True)
+    assert load_chunks(tmp_path / "run")[0].shape == (40, 26)

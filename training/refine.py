@@ -36,12 +36,17 @@ less variance.
         --candidates 4 --keep 0.1 --workers 2
     python -m training.refine fit --init checkpoints/bgbot-default.pt --data runs/refine1 --out runs/fit1
     python -m training.ship runs/fit1 --refined   # if it beats its parent and lowers the checker error
+
+Each round is also a preset (``--config configs/refine-2ply.toml``, ``configs/refine-3ply-mined.toml``:
+a ``[generate]`` and a ``[fit]`` table; options given on the command line override it), and
+``python -m training.gate`` is the gate between rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import json
 import os
 import time
@@ -80,6 +85,50 @@ class GenerateConfig:
     depth: int = 1  # lookahead of the label: 1 = XG 2-ply
     candidates: int = 0  # > 0: keep the top-k plays of each kept roll instead of the position before it
     mine: bool = False  # with candidates: only rolls whose best play at 2-ply is not the 1-ply best
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """How a refinement is fitted (``fit``'s keyword arguments)."""
+
+    epochs: int = 4
+    lr: float = 3e-5
+    batch: int = 128
+    holdout: float = 0.05
+    seed: int = 1
+
+
+def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
+    """A refinement round's preset: a TOML file with a ``[generate]`` and a ``[fit]`` table (either optional).
+
+    Keys are :class:`GenerateConfig`'s and :class:`FitConfig`'s; an unknown key, a wrong type
+    or a file that is not TOML is a :class:`ConfigError` quoting it.
+    """
+    import tomllib
+
+    from bgbot.config import build_config
+
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"preset {str(p)!r} does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read preset {str(p)!r}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"preset {str(p)!r} is not valid TOML: {exc}") from None
+    extra = set(data) - {"generate", "fit", "description"}
+    if extra:
+        raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: generate, fit")
+    tables = {}
+    for name in ("generate", "fit"):
+        t = data.get(name, {})
+        if not isinstance(t, dict):
+            raise ConfigError(f"preset {str(p)!r}: {name!r} must be a table, got {t!r}")
+        tables[name] = t
+    gen = build_config(GenerateConfig, tables["generate"], source=f"preset {str(p)!r} [generate]")
+    fit_cfg = build_config(FitConfig, tables["fit"], source=f"preset {str(p)!r} [fit]")
+    return gen, fit_cfg
 
 
 def _chunk_path(out: Path, k: int) -> Path:
@@ -367,27 +416,31 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--chunks", type=int, required=True)
     g.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     g.add_argument("--executor", default="local", help="local, ray, ray://HOST:PORT or HOST:PORT")
+    g.add_argument("--config", help="a preset (configs/refine-*.toml); the options below override it")
     for key, val in GenerateConfig().__dict__.items():
         if isinstance(val, bool):
-            g.add_argument(f"--{key.replace('_', '-')}", action="store_true")
+            g.add_argument(f"--{key.replace('_', '-')}", action="store_true", default=None)
         else:
-            g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=val)
+            g.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=None, help=f"default {val!r}")
     f = sub.add_parser("fit", help="fit a checkpoint to the labels")
     f.add_argument("--init", required=True)
     f.add_argument("--data", required=True, nargs="+")
     f.add_argument("--out", required=True)
-    f.add_argument("--epochs", type=int, default=4)
-    f.add_argument("--lr", type=float, default=3e-5)
-    f.add_argument("--batch", type=int, default=128)
-    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--config", help="a preset (configs/refine-*.toml); the options below override it")
+    for key, val in FitConfig().__dict__.items():
+        f.add_argument(f"--{key}", type=type(val), default=None, help=f"default {val!r}")
     f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
     args = ap.parse_args(argv)
+    gen_cfg, fit_cfg = load_preset(args.config) if args.config else (GenerateConfig(), FitConfig())
     if args.cmd == "generate":
-        cfg = GenerateConfig(**{k: getattr(args, k) for k in GenerateConfig().__dict__})
+        given = {k: getattr(args, k) for k in GenerateConfig().__dict__ if getattr(args, k) is not None}
+        cfg = dataclasses.replace(gen_cfg, **given)
         generate(args.model, args.out, args.chunks, cfg, executor=args.executor, workers=args.workers)
     else:
-        summary = fit(args.init, args.data, args.out, epochs=args.epochs, lr=args.lr, batch=args.batch,
-                      seed=args.seed, weights=args.weights)
+        given = {k: getattr(args, k) for k in FitConfig().__dict__ if getattr(args, k) is not None}
+        fc = dataclasses.replace(fit_cfg, **given)
+        summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
+                      holdout=fc.holdout, seed=fc.seed, weights=args.weights)
         print(json.dumps(summary, indent=1))
 
 
