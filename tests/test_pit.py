@@ -7,6 +7,7 @@ scripts speaking the external-player protocol over pipes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -597,8 +598,13 @@ def test_sigterm_still_writes_the_pit_report(tmp_path: Path) -> None:
     )
     try:
         assert proc.stderr is not None
-        proc.stderr.readline()  # the "pit: A = ..." line: games are being played
-        time.sleep(8)  # a loaded machine has finished some games by then
+        proc.stderr.readline()  # the "pit: A = ..." line: the workers are starting
+        deadline = time.monotonic() + 180  # a loaded machine takes a while to start the workers
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            with contextlib.suppress(OSError, ValueError):  # not written yet, or being replaced
+                if json.loads(out.read_text())["games"] > 0:
+                    break
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     finally:

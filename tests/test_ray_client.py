@@ -57,6 +57,9 @@ def ray_head() -> Iterator[dict[str, str]]:
     tmp = Path(tempfile.mkdtemp(prefix="bgray", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, RAY_USAGE_STATS_ENABLED="0")
+    # the client server starts one server process per connection and gives it 30 s to come up: on a loaded
+    # 2-core machine (CI runs two test processes) that can be too short
+    env.update(RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="90")
     ports = {
         "port": GCS_PORT,
         "ray-client-server-port": CLIENT_PORT,
@@ -98,12 +101,22 @@ def ray_head() -> Iterator[dict[str, str]]:
                 time.sleep(0.5)
         driver_env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         driver_env.update(RAY_AUTH_TOKEN=token, RAY_USAGE_STATS_ENABLED="0")  # no RAY_AUTH_MODE: bgbot sets it
+        driver_env.update(RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S="30", RAY_CLIENT_MAX_CONNECTION_TIMEOUT_S="120")
+        driver_env["BGBOT_TEST_RAY_TMP"] = str(tmp)  # (where the head's logs are, for a failure's message)
         yield driver_env
     finally:
         if start.poll() is None:
             start.kill()
         _stop_session(start.pid)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _client_server_logs(tmp: Path) -> str:
+    """The ends of the head's client-server logs (why a connection failed)."""
+    parts = []
+    for log in sorted(tmp.glob("session_*/logs/ray_client_server*")):
+        parts.append(f"\n--- {log.name}:\n{log.read_text(errors='replace')[-1500:]}")
+    return "".join(parts)
 
 
 DRIVER = """
@@ -118,15 +131,21 @@ print(json.dumps(run_pit(sys.argv[1], "random:double=0.2", cfg).to_dict()))
 def test_a_pit_through_ray_client_plays_the_local_games(ray_head: dict[str, str], tmp_path: Path) -> None:
     # a bgbot bot on a torch checkpoint: its network goes to the cluster by hash, through the client
     spec = f"bgbot:checkpoint={make_tiny_checkpoint(tmp_path / 'tiny.pt', seed=3)},bearoff=0"
-    proc = subprocess.run(
-        [sys.executable, "-c", DRIVER, spec, ADDRESS],
-        env=ray_head,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    for _attempt in range(3):
+        proc = subprocess.run(
+            [sys.executable, "-c", DRIVER, spec, ADDRESS],
+            env=ray_head,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        # Ray's client server now and then fails to bring up the server process of a new connection (its log
+        # stays empty; seen in about 1 run of 3 here, whatever the load): that is Ray's, and a new connection
+        # gets a new server process, so the driver tries again
+        if proc.returncode == 0 or "Starting Ray client server failed" not in proc.stderr:
+            break
+    assert proc.returncode == 0, proc.stderr[-3000:] + _client_server_logs(Path(ray_head["BGBOT_TEST_RAY_TMP"]))
     remote = json.loads(proc.stdout.strip().splitlines()[-1])
     local = run_pit(spec, "random:double=0.2", PitConfig(games=4, seed=11, rules=Rules(cube=True)))
     assert remote["executor"] == f"ray ({ADDRESS})" and remote["stopped"] is None
