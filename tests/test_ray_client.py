@@ -60,6 +60,9 @@ def ray_head() -> Iterator[dict[str, str]]:
     # the client server starts one server process per connection and gives it 30 s to come up: on a loaded
     # 2-core machine (CI runs two test processes) that can be too short
     env.update(RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="90")
+    # the client server forks its per-connection processes while its gRPC threads run; gRPC's fork handlers
+    # then skip or hang (the child never reaches exec: no log, a zombie or a timeout); without them, it execs
+    env.update(GRPC_ENABLE_FORK_SUPPORT="false")
     ports = {
         "port": GCS_PORT,
         "ray-client-server-port": CLIENT_PORT,
