@@ -65,8 +65,8 @@ opponent owns the cube.  In those cases the action is ``'no_double'`` and
 pointless (dead cube, post-Crawford leader) they are still computed.
 
 This module imports neither torch nor the move generator; it needs
-:mod:`bgbot.engine.met` and numpy and numba (the batched values checker play
-ranks by: :func:`money_optimal_equities`, :func:`cube_efficiencies`,
+:mod:`bgbot.engine.met` and numpy (the batched values checker play ranks
+by: :func:`money_optimal_equities`, :func:`cube_efficiencies`,
 :func:`match_dead_mwcs`).
 """
 
@@ -79,7 +79,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -513,42 +512,22 @@ def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:
 
     0.68 with contact (crashed included), :data:`BEAROFF_X` when both sides are
     home, :func:`race_cube_efficiency` of the side on roll's pips otherwise
-    (also for a finished game).  One compiled pass over the boards (the
-    search calls it on every reply it looks at).
+    (also for a finished game).  A few whole-array passes, no class codes: the
+    search calls it on every reply it looks at.
     """
-    b = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
-    out = np.empty(b.shape[0], dtype=np.float64)
-    _efficiencies(b, out)
-    return out
+    b = np.asarray(boards).reshape(-1, 26)
+    mine, theirs = b > 0, b < 0
+    my_back = np.where(mine, _SLOTS, 0).max(axis=1)
+    opp_back = np.where(theirs, _SLOTS, 25).min(axis=1)
+    over = ~mine.any(axis=1) | ~theirs.any(axis=1)
+    contact = (my_back > opp_back) & ~over
+    home = ~mine[:, 7:].any(axis=1) & ~theirs[:, :19].any(axis=1) & ~over
+    pips = (np.where(mine, b, 0) @ _SLOTS).astype(np.float64)
+    race = np.clip(_RACE_X_BASE + _RACE_X_PER_PIP * pips, RACE_X_MIN, RACE_X_MAX)
+    return np.where(contact, CONTACT_X, np.where(home, BEAROFF_X, race))
 
 
-@numba.njit(cache=True, nogil=True)
-def _efficiencies(b: NDArray[np.int8], out: NDArray[np.float64]) -> None:  # pragma: no cover - compiled
-    for r in range(b.shape[0]):
-        mine = theirs = pips = 0
-        my_back, opp_back = 0, 25
-        mine_out = theirs_out = False  # a checker outside its own home board
-        for i in range(26):
-            v = b[r, i]
-            if v > 0:
-                mine += v
-                pips += v * i
-                my_back = i
-                mine_out |= i > 6
-            elif v < 0:
-                theirs -= v
-                if opp_back == 25:
-                    opp_back = i
-                theirs_out |= i < 19
-        race = min(RACE_X_MAX, max(RACE_X_MIN, _RACE_X_BASE + _RACE_X_PER_PIP * pips))
-        if mine == 0 or theirs == 0:
-            out[r] = race
-        elif my_back > opp_back:
-            out[r] = CONTACT_X
-        elif not mine_out and not theirs_out:
-            out[r] = BEAROFF_X
-        else:
-            out[r] = race
+_SLOTS = np.arange(26)
 
 
 # ---------------------------------------------------------------------------
