@@ -433,6 +433,25 @@ class Candidate:
     cubeless_equity: float = 0.0
     mwc: float | None = None
 
+    @classmethod
+    def _make(
+        cls,
+        result: Position,
+        probs: tuple[float, ...],
+        equity: float,
+        ply: int,
+        diff: float,
+        texts: _MoveTexts,
+        cubeless_equity: float,
+    ) -> Candidate:
+        """A candidate (``mwc`` None) built by filling its ``__dict__`` at once: what the frozen
+        ``__init__`` does field by field, without its cost (:func:`analyze` builds one per legal play)."""
+        c = object.__new__(cls)
+        fields = {"result": result, "probs": probs, "equity": equity, "ply": ply, "diff": diff, "_texts": texts,
+                  "cubeless_equity": cubeless_equity, "mwc": None}  # fmt: skip
+        object.__setattr__(c, "__dict__", fields)
+        return c
+
     @cached_property
     def steps(self) -> tuple[tuple[int, int, bool], ...]:
         """The checker steps of this play, ``(from, to, hit)``, 25 = bar, 0 = off (mover's numbering)."""
@@ -548,16 +567,10 @@ def analyze(
     eq_l, probs_l, plies_l = eq.tolist(), probs.tolist(), plies.tolist()
     best = eq_l[order[0]]
     texts = _MoveTexts(pos, d)
+    rows = succ.tolist()
+    make, trusted = Candidate._make, Position._trusted
     cands = tuple(
-        Candidate(
-            result=Position(succ[i].tolist(), validate=False),
-            probs=(probs_l[i][0], probs_l[i][1], probs_l[i][2], probs_l[i][3], probs_l[i][4]),
-            equity=eq_l[i],
-            ply=plies_l[i],
-            diff=eq_l[i] - best,
-            _texts=texts,
-            cubeless_equity=eq_l[i],
-        )
+        make(trusted(tuple(rows[i])), tuple(probs_l[i]), eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i])
         for i in order
     )
     return Analysis(pos, d, ply, cands, filt, CUBELESS)
