@@ -188,11 +188,11 @@ def test_fit_weighs_each_data_folder(tmp_path: Path, init: Path) -> None:
     assert loss(net) < loss(load_checkpoint(init).net)
 
 
-@pytest.mark.parametrize("name", ["refine-2ply", "refine-3ply-mined"])
+@pytest.mark.parametrize("name", ["2ply", "3ply-mined"])
 def test_the_shipped_presets_load(name: str) -> None:
     from training.refine import load_preset
 
-    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / f"{name}.toml")
+    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / f"{name}.toml")
     assert gen.candidates == 4 and fc.epochs >= 1
     assert (gen.depth, gen.mine) == ((2, True) if "3ply" in name else (1, False))
 

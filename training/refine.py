@@ -37,7 +37,7 @@ less variance.
     python -m training.refine fit --init checkpoints/bgbot-default.pt --data runs/refine1 --out runs/fit1
     python -m training.ship runs/fit1 --refined   # if it beats its parent and lowers the checker error
 
-Each round is also a preset (``--config configs/refine-2ply.toml``, ``configs/refine-3ply-mined.toml``:
+Each round is also a preset (``--config configs/refine/2ply.toml``, ``configs/refine/3ply-mined.toml``:
 a ``[generate]`` and a ``[fit]`` table; options given on the command line override it), and
 ``python -m training.gate`` is the gate between rounds.
 """
@@ -416,7 +416,7 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--chunks", type=int, required=True)
     g.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     g.add_argument("--executor", default="local", help="local, ray, ray://HOST:PORT or HOST:PORT")
-    g.add_argument("--config", help="a preset (configs/refine-*.toml); the options below override it")
+    g.add_argument("--config", help="a preset (configs/refine/*.toml); the options below override it")
     for key, val in GenerateConfig().__dict__.items():
         if isinstance(val, bool):
             g.add_argument(f"--{key.replace('_', '-')}", action="store_true", default=None)
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--init", required=True)
     f.add_argument("--data", required=True, nargs="+")
     f.add_argument("--out", required=True)
-    f.add_argument("--config", help="a preset (configs/refine-*.toml); the options below override it")
+    f.add_argument("--config", help="a preset (configs/refine/*.toml); the options below override it")
     for key, val in FitConfig().__dict__.items():
         f.add_argument(f"--{key}", type=type(val), default=None, help=f"default {val!r}")
     f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
