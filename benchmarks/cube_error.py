@@ -70,7 +70,6 @@ EVALUATORS: dict[str, Evaluator] = {
     "bgbot1": bgbot_probs(1),
     "bgbot2": bgbot_probs(2),
     "bgbot3": bgbot_probs(3),
-    "bgbot3": bgbot_probs(3),
 }
 
 
