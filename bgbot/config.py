@@ -119,19 +119,22 @@ def parse_overrides(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+def read_toml(path: str | Path, what: str = "config file") -> dict[str, Any]:
+    """The tables of the TOML file ``path``; a missing, unreadable or invalid file is a :class:`ConfigError`."""
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {str(p)!r} does not exist") from None
+    except OSError as exc:  # a folder, no permission, an I/O error
+        raise ConfigError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{what} {str(p)!r} is not valid TOML: {exc}") from None
+
+
 def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | None = None) -> T:
     """Defaults of ``cls``, updated by a TOML file, updated by ``key=value`` overrides."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        try:
-            values.update(tomllib.loads(p.read_text()))
-        except FileNotFoundError:
-            raise ConfigError(f"config file {str(p)!r} does not exist") from None
-        except OSError as exc:  # a folder, no permission, an I/O error
-            raise ConfigError(f"cannot read config file {str(p)!r}: {exc.strerror or exc}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {str(p)!r} is not valid TOML: {exc}") from None
+    values: dict[str, Any] = read_toml(path) if path is not None else {}
     base = build_config(cls, values, source=f"config file {str(path)!r}" if path else "config")
     over = parse_overrides(overrides)
     if over:

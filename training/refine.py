@@ -104,19 +104,10 @@ def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
     Keys are :class:`GenerateConfig`'s and :class:`FitConfig`'s; an unknown key, a wrong type
     or a file that is not TOML is a :class:`ConfigError` quoting it.
     """
-    import tomllib
-
-    from bgbot.config import build_config
+    from bgbot.config import build_config, read_toml
 
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"preset {str(p)!r} does not exist") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read preset {str(p)!r}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"preset {str(p)!r} is not valid TOML: {exc}") from None
+    data = read_toml(p, "preset")
     extra = set(data) - {"generate", "fit", "description"}
     if extra:
         raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: generate, fit")
