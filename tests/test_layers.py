@@ -16,15 +16,15 @@ from conftest import loaded_after
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "bgbot"
 
-# layer -> the layers it may import (besides itself); top-level modules errors/config are the floor
+# layer -> the layers it may import (besides itself); top-level modules errors/config/jit are the floor
 LAYERS = {
-    "rules": {"errors"},
+    "rules": {"errors", "jit"},
     "formats": {"errors", "rules"},
-    "eval": {"errors", "config", "rules"},
-    "engine": {"errors", "config", "rules", "formats", "eval"},
-    "play": {"errors", "config", "rules", "formats", "eval", "engine"},
-    "cli": {"errors", "config", "rules", "formats", "eval", "engine", "play", "serve"},
-    "serve": {"errors", "config", "rules", "formats", "eval", "engine", "play"},
+    "eval": {"errors", "config", "jit", "rules"},
+    "engine": {"errors", "config", "jit", "rules", "formats", "eval"},
+    "play": {"errors", "config", "jit", "rules", "formats", "eval", "engine"},
+    "cli": {"errors", "config", "jit", "rules", "formats", "eval", "engine", "play", "serve"},
+    "serve": {"errors", "config", "jit", "rules", "formats", "eval", "engine", "play"},
 }
 
 
@@ -108,6 +108,17 @@ def test_layers_import_only_downwards() -> None:
             if other not in (own, "bgbot") and other not in LAYERS[own]:
                 bad.append(f"{mod} imports {d}")
     assert not bad, "\n".join(sorted(bad))
+
+
+def test_numba_is_imported_only_by_bgbot_jit() -> None:
+    # the kernels take their decorator from bgbot.jit, which decides per process whether numba compiles them
+    where = {
+        str(p.relative_to(ROOT))
+        for p in PKG.rglob("*.py")
+        for i in imports_of(p)
+        if i == "numba" or i.startswith("numba.")
+    }
+    assert where == {"bgbot/jit.py"}, where
 
 
 def test_only_the_train_command_imports_training() -> None:

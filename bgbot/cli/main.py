@@ -7,6 +7,7 @@ stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import typing
@@ -567,6 +568,23 @@ def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (a scheduler, `timeout`) saves what Ctrl-C saves: checkpoint, pit report
 
 
+def _one_position_at_1ply(args: argparse.Namespace) -> bool:
+    """Is this a question about one position at 1-ply (``move``, ``eval``, ``cube``)?
+
+    Those need a few dozen network evaluations: run as plain Python
+    (:mod:`bgbot.jit`) they finish before numba would have loaded.
+    """
+    if args.func not in (_cmd_move, _cmd_eval, _cmd_cube):
+        return False
+    bearoff = os.environ.get("BGBOT_BEAROFF")
+    if bearoff and not Path(bearoff).expanduser().is_file():
+        return False  # the bear-off database is about to be built: that is a job for compiled kernels
+    try:
+        return ascii_int(str(args.ply)) == 1
+    except ValueError:
+        return False  # check_ply reports it
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bgbot`` console script."""
     import signal
@@ -576,6 +594,10 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
+        if _one_position_at_1ply(args):
+            from bgbot import jit
+
+            jit.interpret()  # unless BGBOT_JIT says otherwise, or the kernels are already loaded (main() in a test)
         return int(args.func(args) or 0)
     except BgbotError as exc:
         print(f"bgbot: error: {_one_line(str(exc))}", file=sys.stderr)

@@ -22,15 +22,17 @@ The encoder fills a preallocated array and writes every unit of every row.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.errors import CheckpointError
 from bgbot.eval.features import NUM_FEATURES, fill_features
+from bgbot.jit import board_dtype, njit
 
 ENCODING_VERSIONS = {1: 198, 2: 205, 3: 205 + 2 * NUM_FEATURES}
 DEFAULT_VERSION = 2
+
+_BOARD = board_dtype()  # int8 compiled, int64 interpreted (bgbot.jit)
 
 
 def num_inputs(version: int) -> int:
@@ -42,7 +44,7 @@ def num_inputs(version: int) -> int:
     return ENCODING_VERSIONS[version]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _encode(boards: NDArray[np.int8], out: NDArray[np.float32], extra: bool) -> None:
     n_rows = boards.shape[0]
     for r in range(n_rows):
@@ -122,7 +124,7 @@ def encode(boards: NDArray[np.int8], version: int = DEFAULT_VERSION, out: NDArra
            ) -> NDArray[np.float32]:
     """Encode ``(N, 26)`` positions (each from its side on roll's view) into ``(N, num_inputs(version))``."""
     width = num_inputs(version)
-    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    boards = np.ascontiguousarray(boards, dtype=_BOARD)
     if out is None:
         out = np.empty((boards.shape[0], width), dtype=np.float32)
     elif out.shape != (boards.shape[0], width) or out.dtype != np.float32:

@@ -17,13 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from bgbot import jit
 from bgbot.eval.encoding import _encode, encode
 from bgbot.eval.features import fill_features
 from bgbot.eval.inference import NumpyNet, Weights, forward_tail
+from bgbot.jit import board_dtype, njit
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
     from bgbot.eval.nets import ValueNet
@@ -55,7 +56,7 @@ def flip_probs(probs: NDArray[np.floating]) -> NDArray[np.floating]:
     return out
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _terminal(boards: NDArray[np.int8], out: NDArray[np.float32], done: NDArray[np.bool_]) -> None:
     for r in range(boards.shape[0]):
         b = boards[r]
@@ -89,7 +90,7 @@ def _terminal(boards: NDArray[np.int8], out: NDArray[np.float32], done: NDArray[
 
 def terminal_probs(boards: NDArray[np.int8]) -> tuple[NDArray[np.bool_], Probs]:
     """Which rows are finished games, and their exact probabilities (side on roll's view)."""
-    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    boards = np.ascontiguousarray(boards, dtype=board_dtype())
     out = np.zeros((boards.shape[0], 5), dtype=np.float32)
     done = np.zeros(boards.shape[0], dtype=np.bool_)
     _terminal(boards, out, done)
@@ -121,7 +122,7 @@ def _point_rows(w0: NDArray[np.float32]) -> NDArray[np.float32]:
     return np.ascontiguousarray(np.cumsum(rows, axis=1, dtype=np.float32))
 
 
-@nb.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
 def _first_layer(
     x: NDArray[np.float32],
     point_rows: NDArray[np.float32],
@@ -170,7 +171,7 @@ def _first_layer(
 # numba's on-disk cache keys a function to its own file only: after changing a compiled function this one
 # calls in encoding.py, features.py or inference.py during development, touch this file (or delete its
 # __pycache__) so that the cached _net_probs is rebuilt.  (An install or upgrade replaces every file.)
-@nb.njit(cache=True)
+@njit(cache=True)
 def _net_probs(
     boards: NDArray[np.int8],
     version: int,
@@ -227,9 +228,9 @@ class NetEvaluator:
             net.eval()  # a torch module: inference mode for its layers
         self.net = net
         self.version = net.spec.encoding_version
-        # a numpy network answers through one compiled call; a torch one (self-play on live weights) through
-        # encode + net.probs
-        self._compiled = net.compiled if isinstance(net, NumpyNet) else None
+        # a numpy network answers through one compiled call; a torch one (self-play on live weights), or any
+        # network when the kernels are interpreted (bgbot.jit), through encode + net.probs
+        self._compiled = net.compiled if isinstance(net, NumpyNet) and jit.COMPILED else None
         if self._compiled is not None:
             self._point_rows = _point_rows(self._compiled[0][0])
 
@@ -261,7 +262,7 @@ class NetEvaluator:
         return probs
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def segment_argmax(values: NDArray[np.float64], parent: NDArray[np.int64], n_parents: int) -> NDArray[np.int64]:
     """Index of the first maximum of ``values`` within each parent's contiguous rows (-1 if none)."""
     best = np.full(n_parents, -1, dtype=np.int64)

@@ -104,10 +104,12 @@ It allocates only a few small scratch arrays per call, none per row.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
+
+from bgbot.jit import board_dtype, njit
 
 FEATURE_NAMES: tuple[str, ...] = (
     "pips",
@@ -177,7 +179,7 @@ def _roll_table() -> NDArray[np.int64]:
     return np.array(rows, dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _build_escape_table(rolls: NDArray[np.int64]) -> NDArray[np.int64]:
     """Escapes (of 36) for each mask of made opponent points: bit ``i`` = the point ``i + 1`` pips in front."""
     size = 1 << _ESCAPE_BITS
@@ -232,12 +234,29 @@ def _lowbit_table() -> NDArray[np.int64]:
     return table
 
 
+_BOARD = board_dtype()  # int8 compiled, int64 interpreted (bgbot.jit)
+#: the shipped copy of the escape table (:func:`_build_escape_table`'s output; ``tests/test_features.py`` holds the
+#: two equal): building it is instant compiled, a third of a second as plain Python (bgbot.jit)
+ESCAPES_FILE = Path(__file__).resolve().parents[1] / "data" / "escapes.npy"
+
+
+def _escape_table() -> NDArray[np.int64]:
+    """The escape table: the shipped copy when it is there and whole, else built."""
+    try:
+        table = np.load(ESCAPES_FILE, allow_pickle=False)
+    except (OSError, ValueError):
+        table = None
+    if table is None or table.shape != (1 << _ESCAPE_BITS,) or table.dtype != np.uint8:
+        return _build_escape_table(_ROLLS)
+    return table.astype(np.int64)
+
+
 _ROLLS = _roll_table()
-_ESCAPES = _build_escape_table(_ROLLS)
+_ESCAPES = _escape_table()
 _LOWBIT = _lowbit_table()
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _low(lowbit: NDArray[np.int64], h: int) -> int:
     """Index of the lowest set bit of a non-zero ``h`` below bit 26."""
     low = h & 0x1FFF
@@ -246,7 +265,7 @@ def _low(lowbit: NDArray[np.int64], h: int) -> int:
     return 13 + lowbit[h >> 13]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _separate_pair(b: NDArray[np.int8], blots: NDArray[np.int64], nbl: int, a: int, d: int) -> bool:
     """Non-double, no opponent on the bar: can die ``a`` and die ``d`` hit two different blots from the board?
 
@@ -266,7 +285,7 @@ def _separate_pair(b: NDArray[np.int8], blots: NDArray[np.int64], nbl: int, a: i
     return False
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _shots(b: NDArray[np.int8], rolls: NDArray[np.int64], lowbit: NDArray[np.int64], blots: NDArray[np.int64],
            nbl: int, cum: NDArray[np.int64], src: int, opn: int, blt: int) -> tuple[int, int, int]:
     """``(rolls hitting, rolls double-hitting, sum of weight * largest pip loss)`` over the 36 rolls.
@@ -344,7 +363,7 @@ def _shots(b: NDArray[np.int8], rolls: NDArray[np.int64], lowbit: NDArray[np.int
     return hit_w, dbl_w, loss
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, rolls: NDArray[np.int64],
           esc: NDArray[np.int64], lowbit: NDArray[np.int64], made: NDArray[np.int64], blots: NDArray[np.int64],
           cum: NDArray[np.int64]) -> None:
@@ -500,13 +519,13 @@ def _side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, rolls: NDArray[np
     o[c + 24] = stacking / 12.0
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill(boards: NDArray[np.int8], out: NDArray[np.float32], col: int, rolls: NDArray[np.int64],
           esc: NDArray[np.int64], lowbit: NDArray[np.int64]) -> None:
     made = np.zeros(26, dtype=np.int64)
     blots = np.zeros(16, dtype=np.int64)
     cum = np.zeros(5, dtype=np.int64)
-    flipped = np.zeros(26, dtype=np.int8)
+    flipped = np.zeros_like(boards[0])  # boards' own integer type
     for r in range(boards.shape[0]):
         b = boards[r]
         o = out[r]
@@ -516,7 +535,7 @@ def _fill(boards: NDArray[np.int8], out: NDArray[np.float32], col: int, rolls: N
         _side(flipped, o, col + NUM_FEATURES, rolls, esc, lowbit, made, blots, cum)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def fill_features(boards: NDArray[np.int8], out: NDArray[np.float32], col: int) -> None:
     """Write the ``2 * NUM_FEATURES`` features of each ``(N, 26)`` int8 board into ``out[:, col:col + 2F]``.
 
@@ -533,7 +552,7 @@ def features(boards: NDArray[np.int8], out: NDArray[np.float32] | None = None) -
     Columns ``0 .. NUM_FEATURES - 1`` describe the side on roll, the rest the
     opponent (the same features on the flipped board).
     """
-    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    boards = np.ascontiguousarray(boards, dtype=_BOARD)
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
     width = 2 * NUM_FEATURES

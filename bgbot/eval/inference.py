@@ -34,14 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba as nb
 import numpy as np
-from numba.core import types
-from numba.core.extending import intrinsic
 from numpy.typing import NDArray
 
+from bgbot import jit
 from bgbot.errors import BgbotError, CheckpointError, quote_input
 from bgbot.eval.encoding import DEFAULT_VERSION, num_inputs
+from bgbot.jit import f32_from_bits, njit
 
 MODEL_FORMAT = "bgbot-model-1"
 ACTIVATIONS = ("sigmoid", "relu", "tanh")
@@ -102,18 +101,10 @@ Weights = tuple[NDArray[np.float32], ...]  # per layer, float32, C-contiguous (n
 _FASTMATH = {"reassoc", "contract", "nsz"}
 
 
-@intrinsic
-def _f32_from_bits(typingctx: Any, bits: Any) -> Any:
-    """The float32 whose bit pattern is the int32 ``bits`` (an LLVM bitcast)."""
-    sig = types.float32(types.int32)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-
-    return sig, codegen
+_f32_from_bits = f32_from_bits()  # the float32 with an int32 bit pattern (an LLVM bitcast when compiled)
 
 
-@nb.njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
 def _sigmoid32(z: float) -> float:
     """``1 / (1 + exp(-z))`` in float32, with Cephes' ``expf`` (polynomial, error below 2 ulp) inlined.
 
@@ -134,7 +125,7 @@ def _sigmoid32(z: float) -> float:
     return np.float32(1.0) / (np.float32(1.0) + e)
 
 
-@nb.njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def _activate(h: NDArray[np.float32], act: int) -> None:
     """Activation ``act`` (:data:`ACT_CODES`: sigmoid 0, relu 1, tanh 2) of every value of ``h``, in place."""
     n = h.shape[0]
@@ -149,7 +140,7 @@ def _activate(h: NDArray[np.float32], act: int) -> None:
             h[j] = math.tanh(h[j])
 
 
-@nb.njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=_FASTMATH)
 def forward_row(
     x: NDArray[np.float32],
     wts: Weights,
@@ -183,7 +174,7 @@ def forward_row(
     forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, out)
 
 
-@nb.njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=_FASTMATH)
 def forward_tail(
     wts: Weights,
     bs: Weights,
@@ -220,7 +211,7 @@ def forward_tail(
         out[m] = _sigmoid32(acc + b_out[m])
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def forward_rows(
     x: NDArray[np.float32],
     wts: Weights,
@@ -279,6 +270,8 @@ class NumpyNet:
         width = num_inputs(self.spec.encoding_version)
         if x.ndim != 2 or x.shape[1] != width:
             raise ValueError(f"inputs must have shape (N, {width}), got {x.shape}")
+        if not jit.COMPILED:  # plain Python kernels (bgbot.jit): numpy's matrix products are the fast way
+            return self.probs_numpy(x)
         out = np.empty((x.shape[0], 5), dtype=np.float32)
         forward_rows(x, *self.compiled, out)
         return out

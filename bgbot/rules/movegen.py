@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
 
+from bgbot import jit
 from bgbot.errors import InvalidDiceError, InvalidPositionError, quote_input
+from bgbot.jit import njit
 from bgbot.rules.dice import parse_dice
 from bgbot.rules.position import Position
 
@@ -57,7 +58,7 @@ _KEY_WEIGHTS = np.random.default_rng(20261129).integers(
 # ---------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _can_move(b: NDArray[np.int8], src: int, d: int) -> bool:
     """Whether the mover may move one checker from ``src`` (25 = bar) with die ``d``."""
     if b[src] <= 0:
@@ -80,7 +81,7 @@ def _can_move(b: NDArray[np.int8], src: int, d: int) -> bool:
     return True
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _apply(src_b: NDArray[np.int8], dst_b: NDArray[np.int8], src: int, d: int) -> None:
     """Copy ``src_b`` into ``dst_b`` and move one checker from ``src`` with die ``d`` (legal)."""
     for i in range(26):
@@ -95,7 +96,7 @@ def _apply(src_b: NDArray[np.int8], dst_b: NDArray[np.int8], src: int, d: int) -
             dst_b[dst] += 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _gen_one(
     b0: NDArray[np.int8], d1: int, d2: int, buf: NDArray[np.int8], used: NDArray[np.int8]
 ) -> int:
@@ -159,7 +160,7 @@ def _gen_one(
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _emit(b: NDArray[np.int8], buf: NDArray[np.int8], used: NDArray[np.int8], n: int, u: int) -> int:
     if n >= buf.shape[0]:  # cannot happen with the buffer sizes below; keep memory safe anyway
         return n
@@ -169,7 +170,7 @@ def _emit(b: NDArray[np.int8], buf: NDArray[np.int8], used: NDArray[np.int8], n:
     return n + 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _distinct(
     b: NDArray[np.int8],
     d1: int,
@@ -247,7 +248,7 @@ def _distinct(
     return n
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _batch(
     boards: NDArray[np.int8], dice: NDArray[np.int64], include_pass: bool, weights: NDArray[np.int64]
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
@@ -281,7 +282,7 @@ def _batch(
     return out[:m], parent[:m]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _one(board: tuple[int, ...], d1: int, d2: int, include_pass: bool) -> list[tuple[int, ...]]:
     """The distinct legal results of one position (a tuple of 26 counts, mover's view) as tuples,
     each from the opponent's view: :func:`successors` without the numpy round trip."""
@@ -304,6 +305,12 @@ def _one(board: tuple[int, ...], d1: int, d2: int, include_pass: bool) -> list[t
             -int(r[4]), -int(r[3]), -int(r[2]), -int(r[1]), -int(r[0]),
         ))  # fmt: skip
     return res
+
+
+if not jit.COMPILED:
+    # the duplicate keys are int64 sums that wrap around: numba wraps silently, numpy's scalars wrap and warn
+    _one = jit.wrapping(_one)
+    _batch = jit.wrapping(_batch)
 
 
 def successors_batch(
