@@ -121,6 +121,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from bgbot.engine.answers import finished
     from bgbot.engine.api import Engine
     from bgbot.engine.search import check_ply
     from bgbot.formats.records import read_match, write_text_atomic
@@ -137,7 +138,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
         data: dict[str, Any] = analysis.to_dict(args.mistakes)
         if args.html:
             data["html"] = str(args.html)
-        print(json.dumps(data, indent=1))
+        print(json.dumps(finished(data), indent=1))
     else:
         print(analysis.text(args.mistakes), end="")
         if args.html:

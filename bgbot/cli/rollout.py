@@ -67,7 +67,9 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
     }
     result = engine.rollout(pos, dice, cs, settings, **options)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        from bgbot.engine.answers import finished
+
+        print(json.dumps(finished(result.to_dict()), indent=2))
         return 0
     print(position_ids(pos, state, dice=dice, doubled=False) if dice else position_ids(pos, state))
     what = f"the top {len(result.entries)} plays of {dice[0]}{dice[1]}" if dice else "the position before its roll"

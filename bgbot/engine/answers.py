@@ -9,6 +9,7 @@ and every probability and equity is that side's, as everywhere in bgbot.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any
 
 from bgbot.engine.api import describe_action, probs_dict
@@ -22,6 +23,27 @@ if TYPE_CHECKING:
     from bgbot.rules.position import Position
 
 SCHEMA_VERSION = 1  # the "/v1" of the HTTP paths; bump it (and add /v2) when a field changes meaning or goes
+FLOAT_DIGITS = 6  # decimals kept in JSON answers: the network's float32 outputs carry about 7
+
+
+def rounded(value: Any, digits: int = FLOAT_DIGITS) -> Any:
+    """``value`` with every float in it (nested dicts, lists, tuples) rounded to ``digits`` decimals.
+
+    A float that is not finite becomes None (JSON has no NaN or infinity);
+    other values are kept as they are.
+    """
+    if isinstance(value, float):
+        return round(value, digits) if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+def finished(answer: dict[str, Any]) -> dict[str, Any]:
+    """A JSON answer as the CLI prints it and the server sends it: ``schema`` first, floats rounded."""
+    return {"schema": SCHEMA_VERSION, **rounded(answer)}
 
 
 def resolve_cube_state(
@@ -62,25 +84,25 @@ def resolve_cube_state(
 
 def move_answer(engine: Engine, analysis: Analysis) -> dict[str, Any]:
     """The ``move`` answer: the engine, the position's IDs, dice, ply and every legal play ranked (mover's view)."""
-    return {"engine": engine.describe(), **analysis.to_dict()}
+    return finished({"engine": engine.describe(), **analysis.to_dict()})
 
 
 def eval_answer(engine: Engine, pos: Position, ply: int, probs: Any) -> dict[str, Any]:
     """The ``eval`` answer: the cubeless probabilities and equity of the side on roll in ``pos``, before it rolls."""
-    return {
+    return finished({
         "engine": engine.describe(),
         "position": pos.gnubg_id(),
         "ply": ply,
         "probs": probs_dict(probs),
         "equity": float(equity(probs)),
-    }
+    })
 
 
 def cube_answer(
     engine: Engine, pos: Position, ply: int, cs: CubeState, probs: Any, x: float, decision: CubeDecision
 ) -> dict[str, Any]:
     """The ``cube`` answer: the side on roll's cube decision in ``pos`` with ``cs`` (equities per cube value)."""
-    return {
+    return finished({
         "engine": engine.describe(),
         "position": pos.gnubg_id(),
         "ply": ply,
@@ -94,7 +116,7 @@ def cube_answer(
         "cubeless_equity": float(equity(probs)),
         "decision_text": describe_action(decision, cs.owner),
         **dataclasses.asdict(decision),
-    }
+    })
 
 
 def analyse_cube(engine: Engine, pos: Position, cs: CubeState, ply: int) -> dict[str, Any]:

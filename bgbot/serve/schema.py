@@ -15,9 +15,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from bgbot.engine.answers import SCHEMA_VERSION as SCHEMA_VERSION  # one version for the CLI and the API
+
 POSITION_MAX = 400  # characters: a FIBS board line is about 150; anything much longer is not a position
 RECORD_MAX = 1_000_000  # characters of a match record for /v1/analyse (a long match's .mat is ~100 kB)
-SCHEMA_VERSION = 1
 
 Text = Annotated[StrictStr, Field(max_length=POSITION_MAX)]
 Dice = Annotated[StrictStr, Field(max_length=16)] | Annotated[list[StrictInt], Field(min_length=2, max_length=2)]

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from bgbot.engine.answers import analyse_cube, eval_answer, move_answer, resolve_cube_state
+from bgbot.engine.answers import analyse_cube, eval_answer, finished, move_answer, resolve_cube_state
 from bgbot.engine.api import Engine, describe_action
 from bgbot.engine.search import check_ply
 from bgbot.errors import BgbotError, ConfigError, RequestLimitError
@@ -218,7 +218,7 @@ class Service:
         kind = fmt or ("sgf" if record.lstrip().startswith("(;") else "mat")
         with field("record"):
             match = parse_match(record, kind, "request")
-            return self.engine.analyse(match, ply, luck=luck).to_dict(mistakes)  # type: ignore[no-any-return]
+            return finished(self.engine.analyse(match, ply, luck=luck).to_dict(mistakes))
 
     def trials(self, trials: int) -> int:
         """The ``trials`` field, at most the server's ``max_trials``."""
@@ -245,7 +245,7 @@ class Service:
             )
         with field("position"), self._rollout_lock:
             result = self.engine.rollout(pos, dice, cs, settings, top=body.top, executor="local", workers=1)
-        return result.to_dict()  # type: ignore[no-any-return]
+        return finished(result.to_dict())
 
     @staticmethod
     def show(pos: Position, state: MatchState | None) -> dict[str, Any]:
