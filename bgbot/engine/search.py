@@ -42,7 +42,6 @@ exact one-sided bear-off database in races where both sides are home.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,13 +53,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
-from bgbot.eval.bearoff import get_bearoff_db
+from bgbot.eval.bearoff import get_bearoff_db, home_rows
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.moves import format_move, legal_moves
-from bgbot.rules.position import Position, all_home
+from bgbot.rules.position import Position, positions_of_rows
 
 if TYPE_CHECKING:
     from bgbot.eval.bearoff import BearoffDB
@@ -90,6 +89,8 @@ MAX_EXPAND = 8192
 # The 21 distinct rolls, gnubg's order, and their probabilities (a non-double can come two ways).
 _ROLLS_ARR = np.array(ROLLS, dtype=np.int64)
 NO_MOVE = "cannot move"
+_new = object.__new__
+_setattr = object.__setattr__
 _NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
 
@@ -173,9 +174,11 @@ class BearoffEvaluator:
         n = boards.shape[0]
         if n == 0:
             return np.zeros((0, 5), dtype=np.float32)
+        if boards.ndim != 2 or boards.shape[1] != 26:
+            return np.asarray(self.base(boards), dtype=np.float32)  # the base evaluator's error
         # cheap test before touching the database: nobody outside its own home board or on a bar
-        home = all_home(boards)
-        if not home.any():
+        home, n_home = home_rows(boards)
+        if n_home == 0:
             return np.asarray(self.base(boards), dtype=np.float32)
         done, exact = terminal_probs(boards)
         bear = home & ~done
@@ -321,6 +324,8 @@ def rank_successors(
     parent = np.asarray(parent, dtype=np.int64)
     probs = flip_probs(np.asarray(evaluator(succ), dtype=np.float64))
     plies = np.ones(succ.shape[0], dtype=np.int64)
+    if ply == 1:
+        return probs, plies
     if skip_forced and succ.shape[0]:
         counts = np.bincount(parent)
         searchable = counts[parent] > 1
@@ -443,13 +448,14 @@ class Candidate:
         diff: float,
         texts: _MoveTexts,
         cubeless_equity: float,
+        mwc: float | None = None,
     ) -> Candidate:
-        """A candidate (``mwc`` None) built by filling its ``__dict__`` at once: what the frozen
-        ``__init__`` does field by field, without its cost (:func:`analyze` builds one per legal play)."""
-        c = object.__new__(cls)
+        """A candidate built by filling its ``__dict__`` at once: what the frozen ``__init__`` does
+        field by field, without its cost (:func:`analyze` and :func:`rerank` build one per legal play)."""
+        c = _new(cls)
         fields = {"result": result, "probs": probs, "equity": equity, "ply": ply, "diff": diff, "_texts": texts,
-                  "cubeless_equity": cubeless_equity, "mwc": None}  # fmt: skip
-        object.__setattr__(c, "__dict__", fields)
+                  "cubeless_equity": cubeless_equity, "mwc": mwc}  # fmt: skip
+        _setattr(c, "__dict__", fields)
         return c
 
     @cached_property
@@ -553,27 +559,47 @@ def analyze(
     :class:`~bgbot.errors.ConfigError` for a bad ply and
     :class:`~bgbot.errors.InvalidPositionError` when the game is already over.
     """
-    d = parse_dice(dice)
+    d = _roll(dice)
     ply = check_ply(ply)
     filt = _check_filters(filters)
     if pos.is_game_over():
         raise InvalidPositionError(f"the game is over in {pos.gnubg_id()!r}: there is no move to choose")
-    succ, _ = successors_batch(pos.array()[None, :], d)  # (K, 26) opponent's view; the pass included
-    probs, plies = rank_successors(
-        evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, valuation=valuation
-    )
-    eq = equity(probs)
-    order = np.lexsort((np.arange(eq.size), -eq, -plies)).tolist()
-    eq_l, probs_l, plies_l = eq.tolist(), probs.tolist(), plies.tolist()
+    succ, _ = successors_batch(np.array([pos.board], dtype=np.int8), d)  # (K, 26) opponent's view; the pass included
+    if ply == 1:
+        # rank_successors at 1-ply, row by row in Python floats (the same float64 operations as
+        # flip_probs and equity, so the same figures to the bit): no filters, no valuation at this ply
+        probs_l: list[tuple[float, ...]] = []
+        eq_l: list[float] = []
+        for w, wg, wbg, lg, lbg in np.asarray(evaluator(succ), dtype=np.float64).tolist():  # opponent's view
+            p0 = 1.0 - w
+            probs_l.append((p0, lg, lbg, wg, wbg))
+            eq_l.append(2.0 * p0 - 1.0 + lg - wg + lbg - wbg)
+        # best first, ties in the generator's order (a stable sort, as the lexsort below)
+        order = sorted(range(len(eq_l)), key=eq_l.__getitem__, reverse=True)
+        plies_l = [1] * len(eq_l)
+    else:
+        probs, plies = rank_successors(
+            evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, valuation=valuation
+        )
+        eq = equity(probs)
+        order = np.lexsort((np.arange(eq.size), -eq, -plies)).tolist()
+        eq_l, plies_l = eq.tolist(), plies.tolist()
+        probs_l = list(map(tuple, probs.tolist()))
     best = eq_l[order[0]]
     texts = _MoveTexts(pos, d)
-    rows = succ.tolist()
-    make, trusted = Candidate._make, Position._trusted
-    cands = tuple(
-        make(trusted(tuple(rows[i])), tuple(probs_l[i]), eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i])
-        for i in order
-    )
+    results = positions_of_rows(succ)
+    make = Candidate._make
+    cands = tuple([make(results[i], probs_l[i], eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i]) for i in order])
     return Analysis(pos, d, ply, cands, filt, CUBELESS)
+
+
+def _roll(dice: object) -> tuple[int, int]:
+    """``dice`` checked: a tuple of two ints 1-6 as it is (the search's own calls), anything else by parse_dice."""
+    if type(dice) is tuple and len(dice) == 2:
+        a, b = dice
+        if type(a) is int and type(b) is int and 1 <= a <= 6 and 1 <= b <= 6:
+            return dice  # type: ignore[return-value]
+    return parse_dice(dice)
 
 
 CUBELESS = "cubeless money equity"
@@ -589,7 +615,10 @@ def rerank(analysis: Analysis, values: Sequence[tuple[float, float | None]], kin
     cands = analysis.candidates
     order = sorted(range(len(cands)), key=lambda i: (-cands[i].ply, -values[i][0], i))
     best = values[order[0]][0]
-    new = tuple(
-        dataclasses.replace(cands[i], equity=values[i][0], mwc=values[i][1], diff=values[i][0] - best) for i in order
-    )
-    return dataclasses.replace(analysis, candidates=new, kind=kind)
+    make = Candidate._make
+    new = []
+    for i in order:
+        c = cands[i]
+        e, mwc = values[i]
+        new.append(make(c.result, c.probs, e, c.ply, e - best, c._texts, c.cubeless_equity, mwc))
+    return Analysis(analysis.position, analysis.dice, analysis.ply, tuple(new), analysis.filters, kind)

@@ -313,6 +313,12 @@ if not jit.COMPILED:
     _batch = jit.wrapping(_batch)
 
 
+# One roll for one row, as the compiled core takes it: made once, never written to (analyze and the
+# one-position questions ask for a single row's successors, and building the array was a tenth of such a call).
+_ONE_ROW_DICE = {(a, b): np.array([[a, b]], dtype=np.int64) for a in range(1, 7) for b in range(1, 7)}
+_wrap = Position._trusted  # a plain function: tuple of 26 ints -> Position, no checks
+
+
 def successors_batch(
     boards: NDArray[np.int8],
     dice: tuple[int, int] | NDArray[np.integer],
@@ -333,12 +339,17 @@ def successors_batch(
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise InvalidPositionError(f"boards must have shape (N, 26), got {boards.shape}")
-    if isinstance(dice, tuple) and len(dice) == 2 and all(type(x) is int and 1 <= x <= 6 for x in dice):
-        # one roll for every row: the common case of search, checked without numpy overhead
-        d = np.empty((boards.shape[0], 2), dtype=np.int64)
-        d[:, 0] = dice[0]
-        d[:, 1] = dice[1]
-        return _batch(boards, d, include_pass, _KEY_WEIGHTS)
+    if type(dice) is tuple and len(dice) == 2:
+        d1, d2 = dice
+        if type(d1) is int and type(d2) is int and 1 <= d1 <= 6 and 1 <= d2 <= 6:
+            # one roll for every row: the common case of search, checked without numpy overhead
+            n = boards.shape[0]
+            if n == 1:
+                return _batch(boards, _ONE_ROW_DICE[d1, d2], include_pass, _KEY_WEIGHTS)
+            d = np.empty((n, 2), dtype=np.int64)
+            d[:, 0] = d1
+            d[:, 1] = d2
+            return _batch(boards, d, include_pass, _KEY_WEIGHTS)
     d = np.asarray(dice, dtype=np.int64)
     if d.ndim == 1:
         d = np.tile(d, (boards.shape[0], 1)) if d.shape == (2,) else d
@@ -361,6 +372,6 @@ def successors(pos: Position, dice: object) -> list[Position]:
             d1, d2 = parse_dice(dice)  # raises
     else:
         d1, d2 = parse_dice(dice)
-    if not isinstance(pos, Position):
+    if type(pos) is not Position and not isinstance(pos, Position):
         raise InvalidPositionError(f"successors needs a Position, got {quote_input(pos)}")
-    return list(map(Position._trusted, _one(pos.board, d1, d2, False)))
+    return list(map(_wrap, _one(pos.board, d1, d2, False)))
