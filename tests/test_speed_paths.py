@@ -195,3 +195,81 @@ def test_analysis_candidates_are_whole_frozen_dataclasses() -> None:
             c.equity = 2.0  # type: ignore[misc]
     assert analysis.best.move == "8/5 6/5" and analysis.best.diff == 0.0
     assert [c.diff for c in analysis.candidates] == sorted((c.diff for c in analysis.candidates), reverse=True)
+
+
+def _ranked_the_plain_way(engine: Engine, pos: Position, dice: tuple[int, int], ply: int) -> list[tuple]:
+    """What :func:`analyze` computed before its 1-ply path ran in Python floats: rank_successors, equity, lexsort."""
+    from bgbot.engine.search import rank_successors
+    from bgbot.eval.evaluate import equity
+
+    succ, _ = successors_batch(pos.array()[None, :], dice)
+    probs, plies = rank_successors(engine.evaluator, succ, np.zeros(len(succ), dtype=np.int64), ply, engine.filters)
+    eq = equity(probs)
+    order = np.lexsort((np.arange(eq.size), -eq, -plies))
+    best = eq[order[0]]
+    return [
+        (Position(succ[i].tolist()), tuple(probs[i].tolist()), float(eq[i]), int(plies[i]), float(eq[i] - best))
+        for i in order
+    ]
+
+
+def test_the_one_ply_analysis_is_the_plain_ranking_to_the_bit() -> None:
+    """Every candidate of every benchmark position at 1-ply (every 16th at 2-ply): same order, same floats."""
+    engine = Engine.load()
+    for i, (pos, dice) in enumerate(_benchmark_items()):
+        for ply in (1, 2) if i % 16 == 0 else (1,):
+            cands = engine.best_move(pos, dice, ply, cubeless=True).candidates
+            got = [(c.result, c.probs, c.equity, c.ply, c.diff) for c in cands]
+            assert got == _ranked_the_plain_way(engine, pos, dice, ply), (pos.gnubg_id(), dice, ply)
+            assert all(c.cubeless_equity == c.equity and type(c.equity) is float for c in cands)
+
+
+def test_a_tie_keeps_the_generators_order() -> None:
+    """Equal equities (a constant evaluator) rank in the move generator's order, as the lexsort did."""
+    from bgbot.engine.search import analyze
+
+    def flat(boards: np.ndarray) -> np.ndarray:
+        return np.full((len(boards), 5), 0.25, dtype=np.float32)
+
+    pos = Position.from_id("m+0MAAzO3QYDAA")
+    succ, _ = successors_batch(pos.array()[None, :], (2, 1))
+    a = analyze(flat, pos, (2, 1), 1)
+    assert [c.result.board for c in a.candidates] == [tuple(r) for r in succ.tolist()]
+    assert {c.diff for c in a.candidates} == {0.0}
+
+
+def test_home_rows_is_all_home(boards: np.ndarray) -> None:
+    from bgbot.eval.bearoff import home_rows
+    from bgbot.rules.position import all_home
+
+    rng = np.random.default_rng(12)
+    home = np.zeros((200, 26), dtype=np.int8)
+    home[:, 1:7] = rng.integers(0, 3, size=(200, 6))
+    home[:, 19:25] = -rng.integers(0, 3, size=(200, 6))
+    mixed = np.concatenate([boards, home, boards[:0]])
+    mask, count = home_rows(mixed)
+    np.testing.assert_array_equal(mask, all_home(mixed))
+    assert count == int(all_home(mixed).sum()) >= 200
+    assert home_rows(boards[:0])[1] == 0
+
+
+def test_positions_of_rows_and_the_uncached_hash(boards: np.ndarray) -> None:
+    from bgbot.rules.position import positions_of_rows
+
+    got = positions_of_rows(boards[:500])
+    assert got == [Position(row.tolist()) for row in boards[:500]]
+    assert all(hash(p) == hash(p.board) == hash(Position(p.board)) for p in got)
+    assert all(type(x) is int for x in got[0].board)
+    assert positions_of_rows(boards[:0]) == []
+    with pytest.raises(BgbotError, match="int8"):
+        positions_of_rows(boards[:3].astype(np.int64))
+    # the game is over exactly when one side has all 15 off
+    for p in got:
+        assert p.is_game_over() == (15 in p.off())
+
+
+def test_one_position_successors_of_a_position_built_any_way() -> None:
+    pos = Position.from_id("m+0MAAzO3QYDAA")
+    for same in (Position(pos.board), Position.from_array(pos.array()), Position._trusted(pos.board)):
+        assert successors(same, (2, 1)) == successors(pos, (2, 1))
+        assert {same: 1}[pos] == 1

@@ -225,7 +225,7 @@ class Engine:
         a = analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
         # every candidate at once (a roll has at least one: not moving is a candidate): the
         # opponent's probabilities and cube efficiency after each play
-        boards = np.stack([c.result.array() for c in a.candidates])
+        boards = np.array([c.result.board for c in a.candidates], dtype=np.int8)  # (K, 26) opponent's view
         probs = np.asarray([c.probs for c in a.candidates], dtype=np.float64)
         values = self._play_values(cs, theirs, probs, boards)
         return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
