@@ -273,3 +273,23 @@ def test_one_position_successors_of_a_position_built_any_way() -> None:
     for same in (Position(pos.board), Position.from_array(pos.array()), Position._trusted(pos.board)):
         assert successors(same, (2, 1)) == successors(pos, (2, 1))
         assert {same: 1}[pos] == 1
+
+
+@pytest.mark.parametrize("keep, margin", [(1, 0.0), (3, 0.05), (8, 0.16), (30, 10.0)])
+def test_the_one_parent_filter_selects_as_the_batched_one(keep: int, margin: float) -> None:
+    """A move filter on one position's rows (Python floats) keeps what it keeps inside a batch (lexsort)."""
+    from bgbot.engine.search import MoveFilter, _filter_rows
+
+    rng = np.random.default_rng(keep)
+    f = MoveFilter(keep, margin)
+    for n in (1, 2, 5, 20, 60):
+        eq = np.round(rng.normal(0.0, 0.1, size=n), 2)  # rounded: ties at the cut and at the top
+        alive = rng.random(n) < 0.8
+        alive[rng.integers(n)] = True
+        alone = _filter_rows(eq, np.zeros(n, dtype=np.int64), alive, f)
+        # the same rows as the first of two parents, where the batched path runs
+        both = _filter_rows(
+            np.concatenate([eq, eq]), np.repeat(np.array([0, 1], dtype=np.int64), n), np.concatenate([alive, alive]), f
+        )
+        np.testing.assert_array_equal(alone, both[both < n])
+        assert alone.dtype == np.int64 and len(alone) <= keep

@@ -283,6 +283,12 @@ def _filter_rows(
     if idx.size == 0:
         return idx
     e, p = eq[idx], parent[idx]
+    if p[0] == p[-1] and (p == p[0]).all():
+        # one parent (a single position's analysis): the same selection on ~20 Python floats
+        el = e.tolist()
+        top = sorted(range(len(el)), key=el.__getitem__, reverse=True)[: f.keep]  # stable, as the lexsort
+        floor = el[top[0]] - f.margin
+        return np.sort(idx[[j for j in top if el[j] >= floor]])
     order = np.lexsort((-e, p))  # stable: equal equities keep their order
     idx, e, p = idx[order], e[order], p[order]
     pos = np.arange(idx.size)
@@ -581,10 +587,10 @@ def analyze(
         probs, plies = rank_successors(
             evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, valuation=valuation
         )
-        eq = equity(probs)
-        order = np.lexsort((np.arange(eq.size), -eq, -plies)).tolist()
-        eq_l, plies_l = eq.tolist(), plies.tolist()
+        eq_l, plies_l = equity(probs).tolist(), plies.tolist()
         probs_l = list(map(tuple, probs.tolist()))
+        # deeper plies first, then the higher equity; ties in the generator's order (stable)
+        order = sorted(range(len(eq_l)), key=lambda i: (plies_l[i], eq_l[i]), reverse=True)
     best = eq_l[order[0]]
     texts = _MoveTexts(pos, d)
     results = positions_of_rows(succ)
