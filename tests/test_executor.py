@@ -168,3 +168,50 @@ def test_many_tasks_go_out_a_window_at_a_time_and_an_early_stop_keeps_the_pool()
     assert len(stats.task_bytes) <= 3 + 4  # at most 2 per worker in flight beyond the ones received
     assert all(r == {"seed": i, "n": 1} for i, r in first)
     assert dict(run_tasks(tasks, None, workers=2)) == {i: {"seed": i, "n": 1} for i in range(40)}
+
+
+_KILLED_PARENT = """
+import sys
+from bgbot.engine.executor import NO_MODEL, Task, run_tasks, _POOLS
+tasks = [Task("bgbot.engine.executor:echo_task", NO_MODEL, {"i": i}, i) for i in range(4)]
+assert len(dict(run_tasks(tasks, None, workers=2))) == 4
+pool = next(iter(_POOLS.values()))  # kept for a next run: its workers wait on their pipe
+print(" ".join(str(p) for p in pool._processes), flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_pool_workers_leave_when_their_parent_is_killed_outright() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(pids) == 2
+
+        def alive(pid: int) -> bool:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            # a zombie (exited, not yet reaped by its new parent) counts as gone
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+        assert all(alive(p) for p in pids)
+        # killed outright (no atexit, no pool shutdown), maybe while a worker is still starting up
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = [p for p in pids if alive(p)]
+        assert not left, [Path(f"/proc/{p}/status").read_text().splitlines()[6] for p in left]  # PPid lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()

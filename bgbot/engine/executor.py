@@ -214,8 +214,34 @@ def run_task(task: Task, evaluator: Evaluator) -> dict[str, Any]:
 _WORKER_BLOB: ModelBlob | None = None
 
 
-def _pool_init(blob: ModelBlob | None, models: Sequence[ModelBlob] = ()) -> None:
+_PARENT_POLL_S = 1.0  # how often a pool worker looks whether the process that started it is still there
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Leave this worker process once its parent ``parent`` (a pid) is gone: SIGKILL of the parent, a crash.
+
+    A pool's workers wait for work on a pipe, and a parent killed outright
+    (``kill -9``, the OOM killer) never tells them to stop: without this they
+    would wait forever, each holding its memory.  A daemon thread polls the
+    parent's pid (handed over by the parent: a worker still starting when
+    its parent dies already has another); ``os._exit`` because nothing of a
+    pool worker needs saving.
+    """
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bgbot-parent-watch", daemon=True).start()
+
+
+def _pool_init(blob: ModelBlob | None, models: Sequence[ModelBlob] = (), parent: int | None = None) -> None:
     global _WORKER_BLOB
+    if parent is not None:
+        _exit_with_parent(parent)
     _WORKER_BLOB = blob
     _register(models)
 
@@ -566,7 +592,7 @@ def _pool(blob: ModelBlob | None, models: Sequence[ModelBlob], n_workers: int) -
             _POOLS.pop(old).shutdown(wait=False, cancel_futures=True)
         ctx = mp.get_context("spawn")  # numba and BLAS threads do not survive fork() well
         pool = cf.ProcessPoolExecutor(
-            max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob, tuple(models))
+            max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob, tuple(models), os.getpid())
         )
         with _one_blas_thread():  # every worker starts now (one per submission while below the count)
             for _ in range(n_workers):
