@@ -293,3 +293,29 @@ def test_the_one_parent_filter_selects_as_the_batched_one(keep: int, margin: flo
         )
         np.testing.assert_array_equal(alone, both[both < n])
         assert alone.dtype == np.int64 and len(alone) <= keep
+
+
+def test_the_evaluator_answers_home_boards_from_the_database_as_before(boards: np.ndarray) -> None:
+    """:class:`BearoffEvaluator` without its second range check: the rows and figures of the checked path."""
+    from bgbot.engine.search import BearoffEvaluator
+    from bgbot.eval.bearoff import get_bearoff_db
+    from bgbot.rules.position import all_home
+
+    db = get_bearoff_db()
+    assert db.holds_every_home_board()
+    rng = np.random.default_rng(3)
+    home = np.zeros((300, 26), dtype=np.int8)
+    home[:, 1:7] = rng.multinomial(15, [1 / 7] * 7, size=300)[:, :6]  # up to 15 a side, some with all 15
+    home[:, 19:25] = -rng.multinomial(15, [1 / 7] * 7, size=300)[:, :6]
+    home[::7, 1:7] = rng.multinomial(15, [1 / 6] * 6, size=len(home[::7]))  # no checker off yet: gammons
+    mixed = np.concatenate([boards[:500], home])
+    base = NetEvaluator(load_model().net)
+    got = BearoffEvaluator(base, db)(mixed)
+    done, exact = terminal_probs(mixed)
+    bear = all_home(mixed) & ~done & db.is_bearoff(mixed)
+    assert bear.sum() > 250
+    np.testing.assert_array_equal(got[bear], db.evaluate(mixed[bear]))
+    np.testing.assert_array_equal(db.evaluate_home(mixed[bear]), db.evaluate(mixed[bear]))
+    np.testing.assert_array_equal(got[done], exact[done])
+    rest = ~bear & ~done
+    np.testing.assert_array_equal(got[rest], base(mixed[rest]))

@@ -182,14 +182,14 @@ class BearoffEvaluator:
             return np.asarray(self.base(boards), dtype=np.float32)
         done, exact = terminal_probs(boards)
         bear = home & ~done
-        if bear.any():
-            bear &= self.db.is_bearoff(boards)
+        if bear.any() and not self.db.holds_every_home_board():
+            bear &= self.db.is_bearoff(boards)  # a smaller database: some home boards have too many checkers
         out = np.empty((n, 5), dtype=np.float32)
         rest = ~bear & ~done
         if rest.any():
             out[rest] = self.base(boards[rest])
         if bear.any():
-            out[bear] = self.db.evaluate(boards[bear])
+            out[bear] = self.db.evaluate_home(boards[bear])  # in range: tested just above
         out[done] = exact[done]
         return out
 

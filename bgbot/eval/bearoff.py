@@ -504,6 +504,20 @@ class BearoffDB:
         if not ok.all():
             bad = b[int(np.argmin(ok))].tolist()
             raise InvalidPositionError(f"not a bear-off position (both sides home, no bar): {bad!r}")
+        return self.evaluate_home(b)
+
+    def holds_every_home_board(self) -> bool:
+        """Whether every position with both sides home is in this database (it holds 15 checkers a side)."""
+        return self.max_checkers >= MAX_CHECKERS
+
+    def evaluate_home(self, boards: NDArray[np.integer]) -> NDArray[np.float32]:
+        """:meth:`evaluate` of ``(N, 26)`` integer boards already known to be in range, without the checks.
+
+        For a caller that has tested :meth:`is_bearoff` itself (or
+        :func:`home_rows` on a database that :meth:`holds_every_home_board`):
+        the search's evaluator, on thousands of rows per call.
+        """
+        b = boards
         mine = b[:, 1 : NUM_POINTS + 1].astype(np.int64)
         theirs = -b[:, 24 : 24 - NUM_POINTS : -1].astype(np.int64)  # their point j is slot 25 - j
         ia, ib = _rank(mine), _rank(theirs)
