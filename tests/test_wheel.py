@@ -39,6 +39,7 @@ def test_the_wheel_holds_the_model_and_no_trainer(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bgbot/data/models/bgbot-default.npz" in names
     assert "bgbot/data/bearoff-v1.npz" in names and "bgbot/py.typed" in names
+    assert "bgbot/data/escapes.npy" in names  # the features' table, read by the plain-Python 1-ply path
     assert not [n for n in names if n.startswith(("training/", "checkpoints/", "tests/"))]
     assert wheel.stat().st_size < 5_000_000
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -82,6 +83,11 @@ def test_an_installed_wheel_plays_from_anywhere_without_torch(wheel: Path, tmp_p
                         text=True, timeout=600)
     assert ev.returncode == 0, ev.stderr[-2000:]
     assert '"win"' in ev.stdout
+    # 2-ply compiles the kernels with numba (1-ply questions run them as plain Python): the same best 31
+    deep = subprocess.run([bgbot, "move", "4HPwATDgc/ABMA", "31", "--ply", "2"], cwd=elsewhere, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert deep.returncode == 0, deep.stderr[-2000:]
+    assert "8/5 6/5" in deep.stdout.split("\n", 3)[-1]
     probe = ("import sys\nfrom bgbot.cli.main import main\nrc = main(['move', '4HPwATDgc/ABMA', '31'])\n"
              "print('TORCH', 'torch' in sys.modules, 'RC', rc)\n")
     proc = subprocess.run([str(py), "-c", probe], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
