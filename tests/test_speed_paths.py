@@ -319,3 +319,15 @@ def test_the_evaluator_answers_home_boards_from_the_database_as_before(boards: n
     np.testing.assert_array_equal(got[done], exact[done])
     rest = ~bear & ~done
     np.testing.assert_array_equal(got[rest], base(mixed[rest]))
+
+
+def test_the_analysis_hands_its_results_in_the_candidates_order() -> None:
+    """``best_move`` values the cubeful plays from these rows: they must line up with the candidates."""
+    from bgbot.engine.search import _analyze
+
+    engine = Engine.load()
+    for pos, dice in _benchmark_items()[::40]:
+        for ply in (1, 2):
+            a, boards = _analyze(engine.evaluator, pos, dice, ply, engine.filters, None)
+            assert boards.dtype == np.int8 and boards.shape == (len(a), 26)
+            assert [tuple(row) for row in boards.tolist()] == [c.result.board for c in a.candidates]

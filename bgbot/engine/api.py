@@ -16,6 +16,7 @@ one-sided bear-off database instead of the network.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ from bgbot.engine.search import (
     MoveFilter,
     Valuation,
     Valuer,
+    _analyze,
     analyze,
     check_ply,
     lookahead_probs,
@@ -74,6 +76,26 @@ __all__ = [
     "probs_dict",
 ]
 
+
+
+_MONEY = CubeState()  # a money game, cube centred (frozen: one instance serves every call)
+_OWNER_SEEN_BY_OPPONENT = {"center": "center", "me": "opp", "opp": "me"}
+
+
+@functools.lru_cache(maxsize=512)
+def _opponents_cube(cs: CubeState) -> CubeState:
+    """The cube and score of ``cs`` (the side on roll's view) seen by its opponent, who is on roll after the move.
+
+    Cached: a game meets a handful of cube states, and building one validates every field.
+    """
+    return CubeState(
+        cube=cs.cube,
+        owner=_OWNER_SEEN_BY_OPPONENT[cs.owner],  # type: ignore[arg-type]
+        match=cs.match,
+        score=(cs.score[1], cs.score[0]),
+        crawford=cs.crawford,
+        jacoby=cs.jacoby,
+    )
 
 
 def _as_position(pos: Position | str) -> Position:
@@ -214,18 +236,11 @@ class Engine:
         if cubeless:
             return analyze(self.evaluator, p, dice, ply, self.filters)
         cs = self.cube_state(state)
-        theirs = CubeState(
-            cube=cs.cube,
-            owner={"center": "center", "me": "opp", "opp": "me"}[cs.owner],  # type: ignore[arg-type]
-            match=cs.match,
-            score=(cs.score[1], cs.score[0]),
-            crawford=cs.crawford,
-            jacoby=cs.jacoby,
-        )
-        a = analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
+        theirs = _opponents_cube(cs)
+        # boards: the candidates' results, (K, 26) from the opponent's view, in the candidates' order
+        a, boards = _analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
         # every candidate at once (a roll has at least one: not moving is a candidate): the
         # opponent's probabilities and cube efficiency after each play
-        boards = np.array([c.result.board for c in a.candidates], dtype=np.int8)  # (K, 26) opponent's view
         probs = np.asarray([c.probs for c in a.candidates], dtype=np.float64)
         values = self._play_values(cs, theirs, probs, boards)
         return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
@@ -339,7 +354,7 @@ class Engine:
 
     def cube_state(self, state: CubeState | MatchState | None) -> CubeState:
         """``state`` as a :class:`CubeState` this engine can decide on (its MET covers the match)."""
-        cs = CubeState() if state is None else CubeState.of(state) if isinstance(state, MatchState) else state
+        cs = _MONEY if state is None else CubeState.of(state) if isinstance(state, MatchState) else state
         if not isinstance(cs, CubeState):
             raise InvalidScoreError(f"a cube state is a CubeState or a MatchState, got {state!r}")
         if cs.match > self.met.length:

@@ -565,6 +565,19 @@ def analyze(
     :class:`~bgbot.errors.ConfigError` for a bad ply and
     :class:`~bgbot.errors.InvalidPositionError` when the game is already over.
     """
+    return _analyze(evaluator, pos, dice, ply, filters, valuation)[0]
+
+
+def _analyze(
+    evaluator: Evaluator,
+    pos: Position,
+    dice: object,
+    ply: int,
+    filters: Sequence[MoveFilter],
+    valuation: Valuation | None,
+) -> tuple[Analysis, NDArray[np.int8]]:
+    """:func:`analyze`, and its candidates' results as ``(K, 26)`` int8 rows in the candidates' order
+    (the opponent's view): what a caller that goes on to value the results in a batch needs."""
     d = _roll(dice)
     ply = check_ply(ply)
     filt = _check_filters(filters)
@@ -596,7 +609,7 @@ def analyze(
     results = positions_of_rows(succ)
     make = Candidate._make
     cands = tuple([make(results[i], probs_l[i], eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i]) for i in order])
-    return Analysis(pos, d, ply, cands, filt, CUBELESS)
+    return Analysis(pos, d, ply, cands, filt, CUBELESS), succ[order]
 
 
 def _roll(dice: object) -> tuple[int, int]:
