@@ -9,8 +9,8 @@ Three entry points share one rule set:
   whole batch in one call: this is the hot path of self-play and search.
 * :func:`successors` answers one :class:`~bgbot.rules.position.Position` from the
   same compiled core (:func:`_distinct`), its results handed back as tuples of
-  ints, without a numpy round trip (about half of such a call is building
-  the ``Position`` objects of the results).
+  ints, without a numpy round trip (of ~12 us for 20 results, about a third
+  is numba building the tuples and a quarter building the ``Position`` objects).
 * :func:`bgbot.rules.moves.legal_moves` lists, for one position, each distinct
   result with one sequence of checker steps that reaches it (for notation and
   user input), from the plain-Python statement of the same rule.
