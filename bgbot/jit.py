@@ -1,10 +1,10 @@
 """Whether bgbot's kernels run compiled by numba or as plain Python, decided once per process.
 
-The move generator, the encoding, the hand-made features and the forward
-pass are written once, in the subset of Python that numba compiles
-(:mod:`bgbot.rules.movegen`, :mod:`bgbot.eval.encoding`,
+The move generator, the encoding, the hand-made features, the forward
+pass and the bear-off lookups are written once, in the subset of Python that
+numba compiles (:mod:`bgbot.rules.movegen`, :mod:`bgbot.eval.encoding`,
 :mod:`bgbot.eval.features`, :mod:`bgbot.eval.inference`,
-:mod:`bgbot.eval.evaluate`).  They take :func:`njit` from here instead of
+:mod:`bgbot.eval.evaluate`, :mod:`bgbot.eval.bearoff`).  They take :func:`njit` from here instead of
 numba's.
 
 - **Compiled** (the default): :func:`njit` is ``numba.njit``; compiled code is
@@ -30,20 +30,13 @@ from __future__ import annotations
 
 import os
 import struct
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ENV = "BGBOT_JIT"
-_KERNEL_MODULES = (
-    "bgbot.rules.movegen",
-    "bgbot.eval.encoding",
-    "bgbot.eval.features",
-    "bgbot.eval.inference",
-    "bgbot.eval.evaluate",
-)
+_used = False  # has a kernel module been imported (taken njit) in this process? then the mode is fixed
 
 
 def _from_env() -> bool | None:
@@ -72,7 +65,7 @@ def interpret() -> bool:
     the kernels are now interpreted.
     """
     global COMPILED
-    if _env_choice is None and not any(m in sys.modules for m in _KERNEL_MODULES):
+    if _env_choice is None and not _used:
         COMPILED = False
     return not COMPILED
 
@@ -91,6 +84,8 @@ def board_dtype() -> type:
 
 def njit(**options: Any) -> Callable[[F], F]:
     """``numba.njit(**options)`` when compiling, else a decorator that leaves the function as it is."""
+    global _used
+    _used = True
     if COMPILED:
         import numba
 

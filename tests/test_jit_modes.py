@@ -144,3 +144,10 @@ def test_a_bad_bgbot_jit_value_is_one_line_quoting_it() -> None:
     proc = _cli(_MAIN.format(argv=["move", "4HPwATDgc/ABMA", "31"]), BGBOT_JIT="maybe")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "bgbot: error: BGBOT_JIT must be 0/off (plain Python) or 1/on (numba), got 'maybe'"
+
+
+def test_the_mode_is_fixed_once_a_kernel_module_is_loaded() -> None:
+    from bgbot import jit
+
+    assert jit.COMPILED  # this process imported the kernels compiled (above)
+    assert jit.interpret() is False and jit.COMPILED  # too late to switch: nothing changes
