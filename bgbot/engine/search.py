@@ -578,7 +578,7 @@ def _analyze(
 ) -> tuple[Analysis, NDArray[np.int8]]:
     """:func:`analyze`, and its candidates' results as ``(K, 26)`` int8 rows in the candidates' order
     (the opponent's view): what a caller that goes on to value the results in a batch needs."""
-    d = _roll(dice)
+    d = parse_dice(dice)
     ply = check_ply(ply)
     filt = _check_filters(filters)
     if pos.is_game_over():
@@ -610,15 +610,6 @@ def _analyze(
     make = Candidate._make
     cands = tuple([make(results[i], probs_l[i], eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i]) for i in order])
     return Analysis(pos, d, ply, cands, filt, CUBELESS), succ[order]
-
-
-def _roll(dice: object) -> tuple[int, int]:
-    """``dice`` checked: a tuple of two ints 1-6 as it is (the search's own calls), anything else by parse_dice."""
-    if type(dice) is tuple and len(dice) == 2:
-        a, b = dice
-        if type(a) is int and type(b) is int and 1 <= a <= 6 and 1 <= b <= 6:
-            return dice  # type: ignore[return-value]
-    return parse_dice(dice)
 
 
 CUBELESS = "cubeless money equity"

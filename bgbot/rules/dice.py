@@ -27,6 +27,10 @@ ROLL_WEIGHTS: NDArray[np.float64] = np.array([1.0 if d1 == d2 else 2.0 for d1, d
 
 def parse_dice(dice: object) -> Dice:
     """Validate dice given as ``(d1, d2)``, ``[d1, d2]`` or text like ``"31"``, ``"3-1"``, ``"3 1"``."""
+    if type(dice) is tuple and len(dice) == 2:
+        a, b = dice
+        if type(a) is int and type(b) is int and 1 <= a <= 6 and 1 <= b <= 6:
+            return dice  # type: ignore[return-value]  # the common case (search, move generation): as it is
     if isinstance(dice, str):
         digits = [c for c in dice if not c.isspace() and c not in "-,/"]
         if len(digits) != 2 or not all(c in "123456" for c in digits):

@@ -366,12 +366,7 @@ def successors(pos: Position, dice: object) -> list[Position]:
     opponent's view** (opponent on roll), as gnubg shows the next turn.  The
     list is empty when the roll cannot be played at all.
     """
-    if type(dice) is tuple and len(dice) == 2 and type(dice[0]) is int and type(dice[1]) is int:
-        d1, d2 = dice  # the common case, checked without parse_dice's generality
-        if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-            d1, d2 = parse_dice(dice)  # raises
-    else:
-        d1, d2 = parse_dice(dice)
+    d1, d2 = parse_dice(dice)
     if type(pos) is not Position and not isinstance(pos, Position):
         raise InvalidPositionError(f"successors needs a Position, got {quote_input(pos)}")
     return list(map(_wrap, _one(pos.board, d1, d2, False)))
