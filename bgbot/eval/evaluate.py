@@ -56,6 +56,8 @@ def flip_probs(probs: NDArray[np.floating]) -> NDArray[np.floating]:
     return out
 
 
+_BOARD = board_dtype()  # int8 compiled, int64 interpreted (bgbot.jit)
+
 @njit(cache=True)
 def _terminal(boards: NDArray[np.int8], out: NDArray[np.float32], done: NDArray[np.bool_]) -> None:
     for r in range(boards.shape[0]):
@@ -90,7 +92,7 @@ def _terminal(boards: NDArray[np.int8], out: NDArray[np.float32], done: NDArray[
 
 def terminal_probs(boards: NDArray[np.int8]) -> tuple[NDArray[np.bool_], Probs]:
     """Which rows are finished games, and their exact probabilities (side on roll's view)."""
-    boards = np.ascontiguousarray(boards, dtype=board_dtype())
+    boards = np.ascontiguousarray(boards, dtype=_BOARD)
     out = np.zeros((boards.shape[0], 5), dtype=np.float32)
     done = np.zeros(boards.shape[0], dtype=np.bool_)
     _terminal(boards, out, done)
