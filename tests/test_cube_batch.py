@@ -13,11 +13,11 @@ from bgbot.engine.cube import (
     money_cube_decision,
     money_optimal_equities,
 )
+from bgbot.rules.classes import CRASHED_CHECKERS
 from bgbot.rules.matchstate import CubeState
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import (
     CHECKERS,
-    CRASHED_CHECKERS,
     Position,
     PositionClass,
     all_home,

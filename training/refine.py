@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import copy
 import dataclasses
 import json
 import os
@@ -63,11 +64,12 @@ from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
+from bgbot.eval.inference import CLASS_NETS
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, PositionClass, classify_boards
 
 START = np.asarray(Position.start().board, dtype=np.int8)
 MAX_TURNS = 400
@@ -85,6 +87,7 @@ class GenerateConfig:
     depth: int = 1  # lookahead of the label: 1 = XG 2-ply
     candidates: int = 0  # > 0: keep the top-k plays of each kept roll instead of the position before it
     mine: bool = False  # with candidates: only rolls whose best play at 2-ply is not the 1-ply best
+    classes: str = ""  # "race", "crashed", "contact" or a comma list of them: keep only those (classify); "" all
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class FitConfig:
     batch: int = 128
     holdout: float = 0.05
     seed: int = 1
+    net: str = "main"  # the network fitted: "main", or a class network ("race", "crashed"), see fit
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -134,10 +138,11 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     got: list[NDArray[np.int8]] = []
     n = 0
     db = evaluator.db
+    wanted = class_codes(cfg.classes)
     while n < cfg.chunk_size:
         keep = rng.random(g) < cfg.keep
         if keep.any() and not cfg.candidates:
-            n += _add(got, boards[keep], db)
+            n += _add(got, boards[keep], db, wanted)
         dice = reroll_opening_doubles(rng, rng.integers(1, 7, size=(g, 2)), turn == 0)
         succ, parent = successors_batch(boards, dice)
         value = -equity(evaluator(succ))
@@ -145,7 +150,7 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
             top = _top_plays(value, parent, keep, cfg.candidates)
             if cfg.mine:
                 top = _disputed(evaluator, succ, parent, top)
-            n += _add(got, succ[top], db)
+            n += _add(got, succ[top], db, wanted)
         wild = rng.random(g) < cfg.explore
         value = np.where(wild[parent], rng.random(len(value)), value)
         choice = segment_argmax(value, parent, g)
@@ -158,10 +163,26 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     return np.concatenate(got)[: cfg.chunk_size]
 
 
-def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB) -> int:
-    """Append the rows of ``boards`` that need a network (no finished game, no exact bear-off)."""
+def class_codes(classes: str) -> NDArray[np.int8] | None:
+    """The :class:`~bgbot.rules.position.PositionClass` codes a ``classes`` option names (``None``: every class)."""
+    names = [c.strip() for c in classes.split(",") if c.strip()]
+    if not names:
+        return None
+    known = {"race": PositionClass.RACE, "crashed": PositionClass.CRASHED, "contact": PositionClass.CONTACT}
+    bad = [c for c in names if c not in known]
+    if bad:
+        raise ConfigError(f"classes {classes!r}: unknown {bad}; known: {', '.join(known)}")
+    return np.array([int(known[c]) for c in names], dtype=np.int8)
+
+
+def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB,
+         wanted: NDArray[np.int8] | None = None) -> int:
+    """Append the rows of ``boards`` that need a network (no finished game, no exact bear-off) of ``wanted`` classes."""
     done, _ = terminal_probs(boards)
-    rows = boards[~done & ~db.is_bearoff(boards)]
+    need = ~done & ~db.is_bearoff(boards)
+    if wanted is not None:
+        need &= np.isin(classify_boards(boards), wanted)
+    rows = boards[need]
     got.append(rows)
     return len(rows)
 
@@ -219,6 +240,7 @@ def generate(
     """
     from bgbot.engine.executor import ModelBlob, Task, run_tasks
 
+    class_codes(cfg.classes)  # a bad class name fails here, not in every task
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
@@ -298,6 +320,23 @@ def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32]
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ks)
 
 
+def _rows_of(boards: NDArray[np.int8], net_name: str, class_nets: dict[str, ValueNet]) -> NDArray[np.bool_]:
+    """Which rows ``net_name`` answers in a model with ``class_nets`` (as NetEvaluator routes them)."""
+    cls = classify_boards(boards)
+    race = np.isin(cls, [int(PositionClass.RACE), int(PositionClass.BEAROFF)])
+    crashed = cls == int(PositionClass.CRASHED)
+    if net_name == "race":
+        return race
+    if net_name == "crashed":
+        return crashed
+    taken = np.zeros(len(boards), dtype=bool)
+    if "race" in class_nets:
+        taken |= race
+    if "crashed" in class_nets:
+        taken |= crashed
+    return ~taken
+
+
 def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> float:
     with torch.inference_mode():
         return _weighted_bce(net(x), y, w).item()
@@ -322,17 +361,30 @@ def fit(
     threads: int = 1,
     progress: bool = True,
     weights: list[float] | None = None,
+    net_name: str = "main",
 ) -> dict[str, object]:
-    """Fit ``init``'s network to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
+    """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
-    ``weights`` (one per data folder, default 1) weigh each folder's rows in the loss, e.g. a few
-    deep (3-ply) labels among many 2-ply ones; the held-out loss is weighted the same way.
+    ``net_name`` is the network fitted: ``"main"`` on the rows no class network of ``init`` answers,
+    or a class network (:data:`~bgbot.eval.inference.CLASS_NETS`) on the rows of its class, started
+    from ``init``'s network of that class or, when it has none yet, from a copy of its main network
+    (gnubg's class nets).  The checkpoint written holds every network of ``init``, the fitted one
+    replaced.  ``weights`` (one per data folder, default 1) weigh each folder's rows in the loss,
+    e.g. a few deep (3-ply) labels among many 2-ply ones; the held-out loss is weighted the same way.
     """
+    if net_name != "main" and net_name not in CLASS_NETS:
+        raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
     if threads:
         set_torch_threads(threads)
     torch.manual_seed(seed)
     start = load_checkpoint(init)
-    net = start.net.train()
+    class_nets = dict(start.class_nets)
+    if net_name == "main":
+        net = start.net
+    else:
+        net = class_nets.get(net_name) or copy.deepcopy(start.net)
+        class_nets[net_name] = net
+    net.train()
     version = net.spec.encoding_version
     dirs = data if isinstance(data, list) else [data]
     if weights is None:
@@ -344,6 +396,10 @@ def fit(
     boards = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
     chunk = np.concatenate([p[2] + 100_000 * i for i, p in enumerate(parts)])
+    mine = _rows_of(boards, net_name, class_nets)
+    if not mine.any():
+        raise ConfigError(f"no rows of {[str(d) for d in dirs]} belong to the {net_name!r} network")
+    boards, labels, chunk, row_w = boards[mine], labels[mine], chunk[mine], row_w[mine]
     rng = np.random.default_rng(seed)
     ids = np.unique(chunk)
     n_hold = max(1, round(holdout * len(ids))) if len(ids) > 1 else 0
@@ -384,13 +440,13 @@ def fit(
         if rec["holdout_bce"] < best:
             best = rec["holdout_bce"]
             save_checkpoint(
-                best_path, net, config={**start.data.get("config", {}), "refined": {
+                best_path, start.net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
-                    "batch": batch,
+                    "batch": batch, "net": net_name,
                     "positions": len(xtr), "seed": seed}},
                 games_trained=base_games, last_eval="",
             )
-    summary = {"init": str(init), "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
+    summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
                "history": history, "best_holdout_bce": best}
     _atomic_text(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
@@ -431,7 +487,7 @@ def main(argv: list[str] | None = None) -> None:
         given = {k: getattr(args, k) for k in FitConfig().__dict__ if getattr(args, k) is not None}
         fc = dataclasses.replace(fit_cfg, **given)
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
-                      holdout=fc.holdout, seed=fc.seed, weights=args.weights)
+                      holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net)
         print(json.dumps(summary, indent=1))
 
 

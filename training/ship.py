@@ -56,8 +56,8 @@ def ship(
     data, net = model.data, model.net
     meta = {"config": data.get("config", {}), "games_trained": data.get("games_trained", 0),
             "last_eval": data.get("last_eval", "")}
-    save_checkpoint(dest / f"{name}.pt", net, **meta)
-    shipped = save_npz(Path(models) / f"{name}.npz", to_numpy(net), **meta)
+    save_checkpoint(dest / f"{name}.pt", net, class_nets=model.class_nets, **meta)
+    shipped = save_npz(Path(models) / f"{name}.npz", to_numpy(net, model.class_nets), **meta)
     keep = dest / f"{name}-{'refine' if refined else 'run'}"
     keep.mkdir(parents=True, exist_ok=True)
     for f in files:

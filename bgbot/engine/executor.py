@@ -115,14 +115,16 @@ class ModelBlob:
 
 
 def net_hash(net: NumpyNet) -> str:
-    """SHA-256 (hex) of a numpy network's spec and weights."""
+    """SHA-256 (hex) of a numpy network's spec and weights, its class networks' included."""
     h = hashlib.sha256()
-    h.update(json.dumps([net.spec.encoding_version, list(net.spec.hidden), net.spec.activation]).encode())
-    for w, b in net.layers:
-        for a in (w, b):
-            arr = np.ascontiguousarray(a, dtype=np.float32)
-            h.update(str(arr.shape).encode())
-            h.update(arr.tobytes())
+    for name, one in [("", net), *sorted(net.by_class.items())]:
+        h.update(name.encode())
+        h.update(json.dumps([one.spec.encoding_version, list(one.spec.hidden), one.spec.activation]).encode())
+        for w, b in one.layers:
+            for a in (w, b):
+                arr = np.ascontiguousarray(a, dtype=np.float32)
+                h.update(str(arr.shape).encode())
+                h.update(arr.tobytes())
     return h.hexdigest()
 
 

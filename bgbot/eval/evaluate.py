@@ -25,6 +25,8 @@ from bgbot.eval.encoding import _encode, encode
 from bgbot.eval.features import fill_features
 from bgbot.eval.inference import NumpyNet, Weights, forward_tail
 from bgbot.jit import board_dtype, njit
+from bgbot.rules.classes import classify_rows
+from bgbot.rules.position import PositionClass
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
     from bgbot.eval.nets import ValueNet
@@ -222,7 +224,11 @@ class NetEvaluator:
 
     ``net`` is a :class:`~bgbot.eval.inference.NumpyNet` (play: no torch) or a
     :class:`~bgbot.eval.nets.ValueNet` (self-play on the live weights); both
-    answer ``net.probs(x)``.
+    answer ``net.probs(x)``.  A numpy network with class networks
+    (``net.by_class``, gnubg's class nets) answers each row with the network of
+    its class (:func:`bgbot.rules.classes.classify_rows`): ``race`` for races
+    and bear-offs, ``crashed`` for crashed positions, the main network for the
+    rest and for every class without a network of its own.
     """
 
     def __init__(self, net: NumpyNet | ValueNet) -> None:
@@ -230,11 +236,20 @@ class NetEvaluator:
             net.eval()  # a torch module: inference mode for its layers
         self.net = net
         self.version = net.spec.encoding_version
+        by_class = net.by_class if isinstance(net, NumpyNet) else {}
+        #: the networks by index (0: the main one) and, per PositionClass code, the index that answers it
+        self._nets: list[NumpyNet | ValueNet] = [net, *by_class.values()]
+        self._route = np.zeros(5, dtype=np.int8)
+        for i, name in enumerate(by_class, start=1):
+            codes = (PositionClass.RACE, PositionClass.BEAROFF) if name == "race" else (PositionClass.CRASHED,)
+            self._route[list(codes)] = i
         # a numpy network answers through one compiled call; a torch one (self-play on live weights), or any
         # network when the kernels are interpreted (bgbot.jit), through encode + net.probs
-        self._compiled = net.compiled if isinstance(net, NumpyNet) and jit.COMPILED else None
-        if self._compiled is not None:
-            self._point_rows = _point_rows(self._compiled[0][0])
+        self._compiled = (
+            [(n.compiled, _point_rows(n.compiled[0][0])) for n in self._nets]  # type: ignore[union-attr]
+            if isinstance(net, NumpyNet) and jit.COMPILED
+            else None
+        )
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
@@ -244,8 +259,22 @@ class NetEvaluator:
         return cls(load_model(path).net)
 
     def raw(self, boards: NDArray[np.int8]) -> Probs:
-        """Network outputs for ``(N, 26)`` boards, without terminal overrides."""
-        return self.net.probs(encode(boards, self.version))
+        """Network outputs for ``(N, 26)`` boards, without terminal overrides (each row's class network)."""
+        if len(self._nets) == 1:
+            return self.net.probs(encode(boards, self.version))
+        out = np.empty((len(boards), 5), dtype=np.float32)
+        for i, rows in self._groups(boards):
+            net = self._nets[i]
+            out[rows] = net.probs(encode(boards[rows], net.spec.encoding_version))
+        return out
+
+    def _groups(self, boards: NDArray[np.int8]) -> list[tuple[int, NDArray[np.int64] | slice]]:
+        """``(network index, rows)`` for each network a batch needs (one slice when it needs one network)."""
+        which = self._route[classify_rows(boards)]
+        first = which[0]
+        if (which == first).all():
+            return [(int(first), slice(None))]
+        return [(int(i), np.flatnonzero(which == i)) for i in np.unique(which)]
 
     def __call__(self, boards: NDArray[np.int8]) -> Probs:
         boards = np.ascontiguousarray(boards, dtype=np.int8)
@@ -255,7 +284,19 @@ class NetEvaluator:
             if boards.ndim != 2 or boards.shape[1] != 26:
                 raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
             out = np.empty((boards.shape[0], 5), dtype=np.float32)
-            _net_probs(boards, self.version, self._point_rows, *self._compiled, out)
+            if len(self._nets) == 1:
+                (weights, rows), = self._compiled
+                _net_probs(boards, self.version, rows, *weights, out)
+                return out
+            for i, sel in self._groups(boards):
+                weights, point_rows = self._compiled[i]
+                version = self._nets[i].spec.encoding_version
+                if isinstance(sel, slice):
+                    _net_probs(boards, version, point_rows, *weights, out)
+                else:
+                    part = np.empty((len(sel), 5), dtype=np.float32)
+                    _net_probs(boards[sel], version, point_rows, *weights, part)
+                    out[sel] = part
             return out
         done, exact = terminal_probs(boards)
         probs = make_consistent(self.raw(boards).copy())

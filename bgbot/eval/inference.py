@@ -234,20 +234,37 @@ def forward_rows(
 Compiled = tuple[Weights, Weights, NDArray[np.float32], NDArray[np.float32], int]
 
 
+#: The position classes a model may give a network of their own (gnubg's class nets), by
+#: :class:`~bgbot.rules.position.PositionClass` name: ``race`` answers races (and, without the bear-off
+#: database, bear-offs), ``crashed`` crashed positions; the model's main network answers everything else
+#: (contact) and every class that has no network of its own.
+CLASS_NETS = ("race", "crashed")
+
+
 @dataclass(frozen=True)
 class NumpyNet:
     """The value network's forward pass: ``(N, num_inputs)`` float32 -> ``(N, 5)`` probabilities.
 
     ``layers`` are ``(weight (out, in), bias (out,))`` pairs, torch's layout.
+    ``by_class`` holds the model's class networks (:data:`CLASS_NETS` names to
+    networks without class networks of their own); :meth:`probs` is always
+    this (main) network's pass: the choice of network per position is
+    :class:`bgbot.eval.evaluate.NetEvaluator`'s, which sees the boards.
     """
 
     spec: ModelSpec
     layers: tuple[tuple[NDArray[np.float32], NDArray[np.float32]], ...] = field(repr=False)
+    by_class: dict[str, NumpyNet] = field(default_factory=dict, repr=False)
     #: the compiled pass's copy of the weights: hidden layers input-major and their biases, the output
     #: layer ``(5, in)`` and its bias, the activation's code (:func:`forward_rows`' arguments after ``x``)
     compiled: Compiled = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for name, sub in self.by_class.items():
+            if name not in CLASS_NETS:
+                raise CheckpointError(f"unknown class network {quote_input(name)}; known: {', '.join(CLASS_NETS)}")
+            if not isinstance(sub, NumpyNet) or sub.by_class:
+                raise CheckpointError(f"class network {name!r} must be one network without class networks")
         width = num_inputs(self.spec.encoding_version)
         sizes = (*self.spec.hidden, 5)
         if len(self.layers) != len(sizes):
@@ -290,11 +307,13 @@ def save_npz(path: str | Path, net: NumpyNet, **meta: Any) -> Path:
     """Write ``net`` and a JSON-able ``meta`` dict as an ``.npz`` model file, atomically (temp file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    description = {"format": MODEL_FORMAT, "encoding_version": net.spec.encoding_version,
-                   "hidden": list(net.spec.hidden), "activation": net.spec.activation, **meta}
+    description = {"format": MODEL_FORMAT, **_spec_dict(net.spec), **meta}
+    if net.by_class:
+        description["class_nets"] = {name: _spec_dict(sub.spec) for name, sub in net.by_class.items()}
     arrays: dict[str, NDArray[Any]] = {"meta": np.frombuffer(json.dumps(description).encode(), dtype=np.uint8)}
-    for i, (w, b) in enumerate(net.layers):
-        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    for prefix, one in [("", net), *((f"{name}.", sub) for name, sub in net.by_class.items())]:
+        for i, (w, b) in enumerate(one.layers):
+            arrays[f"{prefix}w{i}"], arrays[f"{prefix}b{i}"] = w, b
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -320,25 +339,42 @@ def read_npz(path: str | Path) -> tuple[NumpyNet, dict[str, Any]]:
             raise CheckpointError(f"model file {q} is corrupt: entry {bad!r} fails its checksum")
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
-            n = sum(1 for k in z.files if k.startswith("w"))
-            raw = [(z[f"w{i}"], z[f"b{i}"]) for i in range(n)]
-        odd = sorted({str(a.dtype) for pair in raw for a in pair if a.dtype.kind != "f"})
-        if odd:
-            raise CheckpointError(f"model file {q} has weights of type {', '.join(odd)}, not floating-point numbers")
-        layers = tuple((w.astype(np.float32), b.astype(np.float32)) for w, b in raw)
+            if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+                raise CheckpointError(f"{q} is not a bgbot model of format {MODEL_FORMAT!r}")
+            classes = meta.get("class_nets", {})
+            if not isinstance(classes, dict):
+                raise CheckpointError(f"model file {q}: 'class_nets' must be a table, got {quote_input(classes)}")
+            layers = {name: _layers(z, prefix, q) for name, prefix in [("", ""), *((c, f"{c}.") for c in classes)]}
     except CheckpointError:
         raise
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
         raise CheckpointError(f"model file {q} is not a readable bgbot model (truncated or corrupt?): {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise CheckpointError(f"{q} is not a bgbot model of format {MODEL_FORMAT!r}")
     try:
-        hidden = meta["hidden"]
-        spec = ModelSpec(meta["encoding_version"], tuple(hidden) if isinstance(hidden, list) else hidden,
-                         meta["activation"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"model file {q} has no usable model description: {exc}") from None
-    try:
-        return NumpyNet(spec, layers), meta
+        subs = {name: NumpyNet(_spec_of(d, q), layers[name]) for name, d in classes.items()}
+        return NumpyNet(_spec_of(meta, q), layers[""], subs), meta
     except CheckpointError as exc:
         raise CheckpointError(f"model file {q}: {exc}") from None
+
+
+def _spec_dict(spec: ModelSpec) -> dict[str, Any]:
+    return {"encoding_version": spec.encoding_version, "hidden": list(spec.hidden), "activation": spec.activation}
+
+
+def _spec_of(d: object, q: str) -> ModelSpec:
+    """The :class:`ModelSpec` a model file's description (or one class network's) gives."""
+    try:
+        hidden = d["hidden"]  # type: ignore[index]
+        return ModelSpec(d["encoding_version"], tuple(hidden) if isinstance(hidden, list) else hidden,  # type: ignore[index]
+                         d["activation"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"model file {q} has no usable model description: {exc}") from None
+
+
+def _layers(z: Any, prefix: str, q: str) -> tuple[tuple[NDArray[np.float32], NDArray[np.float32]], ...]:
+    """The ``PREFIXw0, PREFIXb0, ...`` arrays of an open model file, as float32 layer pairs."""
+    n = sum(1 for k in z.files if k.startswith(prefix + "w") and k[len(prefix) + 1 :].isdigit())
+    raw = [(z[f"{prefix}w{i}"], z[f"{prefix}b{i}"]) for i in range(n)]
+    odd = sorted({str(a.dtype) for pair in raw for a in pair if a.dtype.kind != "f"})
+    if odd:
+        raise CheckpointError(f"model file {q} has weights of type {', '.join(odd)}, not floating-point numbers")
+    return tuple((w.astype(np.float32), b.astype(np.float32)) for w, b in raw)

@@ -73,4 +73,4 @@ def load_model(path: str | os.PathLike[str] | None = None) -> LoadedModel:
     from bgbot.eval.nets import load_checkpoint, to_numpy  # torch: a training checkpoint
 
     ckpt = load_checkpoint(target)
-    return LoadedModel(to_numpy(ckpt.net), target, ckpt.data)
+    return LoadedModel(to_numpy(ckpt.net, ckpt.class_nets), target, ckpt.data)

@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from torch import nn
 
 from bgbot.errors import QUOTE_LIMIT, CheckpointError, quote_input
 from bgbot.eval.encoding import ENCODING_VERSIONS, num_inputs
-from bgbot.eval.inference import ModelSpec, NumpyNet
+from bgbot.eval.inference import CLASS_NETS, ModelSpec, NumpyNet
 
 CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
@@ -67,26 +67,36 @@ class ValueNet(nn.Module):
             return self.forward_probs(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
 
 
-def to_numpy(net: ValueNet) -> NumpyNet:
-    """The torch network's weights as a :class:`~bgbot.eval.inference.NumpyNet` (play without torch)."""
+def to_numpy(net: ValueNet, class_nets: dict[str, ValueNet] | None = None) -> NumpyNet:
+    """The torch network's weights (and its class networks') as a :class:`~bgbot.eval.inference.NumpyNet`."""
     linears = [m for m in net.body if isinstance(m, nn.Linear)]
     layers = tuple(
         (m.weight.detach().numpy().astype(np.float32).copy(), m.bias.detach().numpy().astype(np.float32).copy())
         for m in linears
     )
-    return NumpyNet(net.spec, layers)
+    return NumpyNet(net.spec, layers, {name: to_numpy(sub) for name, sub in (class_nets or {}).items()})
 
 
-def save_checkpoint(path: str | Path, net: ValueNet, **extra: Any) -> Path:
-    """Write ``net`` and ``extra`` fields (config, games_trained, trainer, ...) atomically to ``path``."""
+def save_checkpoint(
+    path: str | Path, net: ValueNet, *, class_nets: dict[str, ValueNet] | None = None, **extra: Any
+) -> Path:
+    """Write ``net``, its class networks and ``extra`` fields (config, games_trained, trainer, ...) atomically.
+
+    ``class_nets`` (:data:`~bgbot.eval.inference.CLASS_NETS` names) are stored under ``class_nets``,
+    each as a ``model`` description and a ``state_dict``, as the main network is.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for name in class_nets or {}:
+        if name not in CLASS_NETS:
+            raise CheckpointError(f"unknown class network {quote_input(name)}; known: {', '.join(CLASS_NETS)}")
     payload = {
         "format": CHECKPOINT_FORMAT,
-        "model": {**asdict(net.spec), "hidden": list(net.spec.hidden)},
-        "state_dict": net.state_dict(),
+        **_net_entry(net),
         **extra,
     }
+    if class_nets:
+        payload["class_nets"] = {name: _net_entry(sub) for name, sub in class_nets.items()}
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -99,6 +109,10 @@ def save_checkpoint(path: str | Path, net: ValueNet, **extra: Any) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _net_entry(net: ValueNet) -> dict[str, Any]:
+    return {"model": {**asdict(net.spec), "hidden": list(net.spec.hidden)}, "state_dict": net.state_dict()}
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -201,6 +215,7 @@ class Checkpoint:
     net: ValueNet
     path: Path
     data: dict[str, Any]
+    class_nets: dict[str, ValueNet] = field(default_factory=dict)  #: by CLASS_NETS name
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -211,7 +226,25 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """
     target = Path(path).expanduser()
     data = read_checkpoint(target)
-    return Checkpoint(net_from_checkpoint(data, target), target, data)
+    return Checkpoint(net_from_checkpoint(data, target), target, data, class_nets_from_checkpoint(data, target))
+
+
+def class_nets_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory>") -> dict[str, ValueNet]:
+    """The class networks stored in a checkpoint dict (none in checkpoints older than class networks)."""
+    entries = data.get("class_nets", {})
+    if not isinstance(entries, dict):
+        raise CheckpointError(f"checkpoint {str(path)!r}: 'class_nets' must be a table, got {quote_input(entries)}")
+    nets = {}
+    for name, entry in entries.items():
+        if name not in CLASS_NETS:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} has an unknown class network {quote_input(name)}; "
+                f"known: {', '.join(CLASS_NETS)}"
+            )
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"checkpoint {str(path)!r}: class network {name!r} is not a table")
+        nets[name] = net_from_checkpoint(entry, f"{path} [{name}]")
+    return nets
 
 
 def set_torch_threads(n: int) -> int:

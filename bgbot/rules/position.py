@@ -272,9 +272,6 @@ class PositionClass(enum.IntEnum):
     CONTACT = 4  #: every other position
 
 
-CRASHED_CHECKERS = 6
-
-
 def classify(pos: Position) -> PositionClass:
     """The class of ``pos`` (either side's view gives the same class).
 
@@ -286,22 +283,14 @@ def classify(pos: Position) -> PositionClass:
 
 
 def classify_boards(boards: NDArray[np.integer]) -> NDArray[np.int8]:
-    """:func:`classify` of every row of ``(N, 26)`` boards at once: ``(N,)`` :class:`PositionClass` codes."""
-    b = np.asarray(boards, dtype=np.int16)
-    mine = np.clip(b, 0, None)
-    theirs = np.clip(-b, 0, None)[:, ::-1]  # the opponent's checkers in its own numbering
-    out = np.full(b.shape[0], PositionClass.CONTACT, dtype=np.int8)
-    crashed = np.zeros(b.shape[0], dtype=bool)
-    for side in (mine, theirs):
-        total = side.sum(axis=1)
-        buried = np.maximum(side[:, 1] - 2, 0) + np.maximum(side[:, 2] - 2, 0)
-        crashed |= (total <= CRASHED_CHECKERS) | (total - buried <= CRASHED_CHECKERS)
-    out[crashed] = PositionClass.CRASHED
-    race = ~has_contact(b)
-    out[race] = np.where(all_home(b[race]), PositionClass.BEAROFF, PositionClass.RACE)
-    over = (mine.sum(axis=1) == 0) | (theirs.sum(axis=1) == 0)
-    out[over] = PositionClass.OVER
-    return out
+    """:func:`classify` of every row of ``(N, 26)`` boards at once: ``(N,)`` :class:`PositionClass` codes.
+
+    One compiled pass over each board (:func:`bgbot.rules.classes.classify_rows`,
+    imported on first use, so that importing positions leaves :mod:`bgbot.jit`'s mode open).
+    """
+    from bgbot.rules.classes import classify_rows
+
+    return classify_rows(boards)
 
 
 def pip_counts(boards: NDArray[np.integer]) -> NDArray[np.int64]:
