@@ -53,7 +53,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
     with pytest.raises(SystemExit) as done:
         main(["--version"])
-    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"bgbot {bgbot.__version__}"
+    out = capsys.readouterr().out.splitlines()
+    assert done.value.code == 0 and out[0].startswith(f"bgbot {bgbot.__version__} (reads encodings v1, ")
+    from bgbot.eval.models import load_model
+
+    net = load_model().net
+    assert out[1].startswith(f"model: bgbot-default.npz (encoding v{net.spec.encoding_version}, hidden "
+                             f"{'x'.join(map(str, net.spec.hidden))} {net.spec.activation}")
+    assert all(f"{name} net: encoding v" in out[1] for name in net.by_class)
+
+
+def test_version_names_a_missing_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BGBOT_CHECKPOINT", "/nowhere/model.npz")
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    out = capsys.readouterr().out.splitlines()
+    assert done.value.code == 0 and out[1].startswith("model: none usable at '/nowhere/model.npz'")
 
 
 @pytest.mark.parametrize(

@@ -503,12 +503,47 @@ def _one_line(message: str, limit: int = 6 * QUOTE_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
+def version_text() -> str:
+    """``bgbot --version``: the package version, and the default model's file, encoding and networks."""
+    from bgbot import __version__
+    from bgbot.eval.encoding import ENCODING_VERSIONS
+    from bgbot.eval.models import default_checkpoint, load_model
+
+    lines = [f"bgbot {__version__} (reads encodings {', '.join(f'v{v}' for v in sorted(ENCODING_VERSIONS))})"]
+    try:
+        model = load_model()
+    except BgbotError as exc:
+        lines.append(f"model: none usable at {str(default_checkpoint())!r}: {exc}")
+        return "\n".join(lines)
+    net = model.net
+
+    def one(n: typing.Any) -> str:
+        return f"encoding v{n.spec.encoding_version}, hidden {'x'.join(map(str, n.spec.hidden))} {n.spec.activation}"
+
+    classes = "".join(f"; {name} net: {one(sub)}" for name, sub in net.by_class.items())
+    games = model.games_trained
+    lines.append(f"model: {model.path.name} ({one(net)}{classes}"
+                 + (f"; {games:,} self-play games" if games else "") + ")")
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, its text built only when asked (reading the model costs a few milliseconds)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: typing.Any) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of bgbot, its encodings and the default model, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: typing.Any,
+                 option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bgbot`` command."""
-    from bgbot import __version__
-
     p = _Parser(prog="bgbot", description="backgammon engine and self-play trainer")
-    p.add_argument("--version", action="version", version=f"bgbot {__version__}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("show", help="print the board, pip counts and IDs of a position")
