@@ -36,7 +36,7 @@ from bgbot.engine.api import Engine
 from bgbot.errors import EngineError
 from bgbot.play.bots import Bot
 from bgbot.rules.matchstate import MatchState
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, PositionClass, classify
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Tally:
     """Losses of one player (a ply, or gnubg 0-ply) over the positions it was asked about."""
 
     losses: dict[str, list[float]] = field(default_factory=lambda: {"contact": [], "race": []})
+    crashed: list[float] = field(default_factory=list)  # the contact positions that classify calls crashed
     best: int = 0  # chose gnubg's 2-ply best move (or one of equal equity)
     unlisted: int = 0  # chose a move the file does not list (counted at the worst listed equity)
     seconds: float = 0.0
@@ -60,6 +61,8 @@ class Tally:
             eq = min(eqs.values())
         loss = top - eq
         self.losses[row["class"]].append(loss)
+        if classify(Position.from_id(row["position"])) is PositionClass.CRASHED:
+            self.crashed.append(loss)
         self.best += loss <= 1e-9
 
     def n(self, cls: str | None = None) -> int:
@@ -115,13 +118,16 @@ def gnubg0(rows: Sequence[dict]) -> Tally:
 
 def report(title: str, rows: Sequence[dict], tallies: list[tuple[str, Tally]]) -> None:
     n_c = sum(r["class"] == "contact" for r in rows)
-    print(f"\n== {title}: {len(rows)} positions ({n_c} contact, {len(rows) - n_c} race)")
+    n_cr = sum(classify(Position.from_id(r["position"])) is PositionClass.CRASHED for r in rows)
+    print(f"\n== {title}: {len(rows)} positions ({n_c} contact, {n_cr} of them crashed; {len(rows) - n_c} race)")
     print("mean equity loss per position vs gnubg 2-ply, millipoints (lower is better)")
-    print(f"{'player':<22} {'all':>7} {'contact':>8} {'race':>7}  {'best move':>9}  {'unlisted':>8}  {'s/pos':>7}")
+    print(f"{'player':<22} {'all':>7} {'contact':>8} {'crashed':>8} {'race':>7}  {'best move':>9}  {'unlisted':>8}"
+          f"  {'s/pos':>7}")
     for name, t in tallies:
         per = f"{t.seconds / max(t.n(), 1):7.3f}" if t.seconds else f"{'-':>7}"
+        crashed = 1000.0 * statistics.fmean(t.crashed) if t.crashed else float("nan")
         print(
-            f"{name:<22} {t.mean_mp():7.1f} {t.mean_mp('contact'):8.1f} {t.mean_mp('race'):7.1f}  "
+            f"{name:<22} {t.mean_mp():7.1f} {t.mean_mp('contact'):8.1f} {crashed:8.1f} {t.mean_mp('race'):7.1f}  "
             f"{100.0 * t.best / max(t.n(), 1):8.1f}%  {t.unlisted:>8}  {per}"
         )
 

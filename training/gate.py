@@ -36,7 +36,7 @@ from typing import Any
 
 from bgbot.engine.api import Engine
 from bgbot.errors import ConfigError
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, PositionClass, classify
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
@@ -53,18 +53,24 @@ def file_hash(path: str | Path) -> str:
 def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
     """Mean loss (millipoints) of ``engine``'s cubeless choice at ``ply`` against gnubg 2-ply: all / contact / race.
 
+    ``crashed`` is the mean over the contact positions :func:`~bgbot.rules.position.classify` calls crashed.
+
     A choice the file does not list (it lists the 40 best of bigger move lists) counts at the
     worst listed equity, a lower bound on its loss.
     """
-    losses: dict[str, list[float]] = {"contact": [], "race": []}
+    losses: dict[str, list[float]] = {"contact": [], "race": [], "crashed": []}
     for row in rows:
-        choice = engine.best_move(Position.from_id(row["position"]), row["dice"], ply, cubeless=True)
+        pos = Position.from_id(row["position"])
+        choice = engine.best_move(pos, row["dice"], ply, cubeless=True)
         eqs = {m["result"]: m["equity"] for m in row["moves"]}
         eq = eqs.get(choice.best.result.gnubg_id(), min(eqs.values()))
         losses[row["class"]].append(row["moves"][0]["equity"] - eq)
+        if classify(pos) is PositionClass.CRASHED:
+            losses["crashed"].append(losses[row["class"]][-1])
     every = losses["contact"] + losses["race"]
-    return {"all": 1000 * statistics.fmean(every), "contact": 1000 * statistics.fmean(losses["contact"]),
-            "race": 1000 * statistics.fmean(losses["race"]), "positions": len(every)}
+    out = {"all": 1000 * statistics.fmean(every), "positions": len(every)}
+    out.update({k: 1000 * statistics.fmean(v) for k, v in losses.items() if v})
+    return out
 
 
 def load_record(path: str | Path) -> list[dict[str, Any]]:
