@@ -34,6 +34,7 @@ larger than it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,15 +43,13 @@ from bgbot import jit
 from bgbot.errors import InvalidDiceError, InvalidPositionError, quote_input
 from bgbot.jit import njit
 from bgbot.rules.dice import parse_dice
-from bgbot.rules.position import Position
+from bgbot.rules.position import Position, positions_of_boards
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 # Random 64-bit weights for a per-row key used to collapse duplicate results.
-_KEY_WEIGHTS = np.random.default_rng(20261129).integers(
-    1, 2**62, size=(26, 32), dtype=np.int64
-)
+_KEY_WEIGHTS = np.random.default_rng(20261129).integers(1, 2**62, size=(26, 32), dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -82,92 +81,184 @@ def _can_move(b: NDArray[np.int8], src: int, d: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _apply(src_b: NDArray[np.int8], dst_b: NDArray[np.int8], src: int, d: int) -> None:
-    """Copy ``src_b`` into ``dst_b`` and move one checker from ``src`` with die ``d`` (legal)."""
-    for i in range(26):
-        dst_b[i] = src_b[i]
-    dst_b[src] -= 1
-    dst = src - d
-    if dst >= 1:
-        if dst_b[dst] == -1:
-            dst_b[dst] = 1
-            dst_b[0] -= 1
-        else:
-            dst_b[dst] += 1
+def _do(b: NDArray[np.int8], src: int, dst: int, w: NDArray[np.int64], key: int) -> int:
+    """Move one checker of ``b`` in place from ``src`` to ``dst`` (< 1: borne off; legal, a blot there is hit).
 
-
-@njit(cache=True)
-def _gen_one(
-    b0: NDArray[np.int8], d1: int, d2: int, buf: NDArray[np.int8], used: NDArray[np.int8]
-) -> int:
-    """Every move sequence of one position into ``buf``; returns the number written.
-
-    ``used[k]`` is the number of dice used by row k, negated when the single die
-    used was the smaller one (so the higher-die rule can be applied afterwards).
+    Returns the duplicate key (see :func:`_distinct`) of the new board given ``key``, that of the
+    board before: only the slots the move changes are re-weighted.
     """
-    n = 0
-    stack = np.empty((5, 26), dtype=np.int8)
-    for i in range(26):
-        stack[0, i] = b0[i]
-    if d1 == d2:
-        d = d1
-        for s1 in range(25, 0, -1):
-            if not _can_move(stack[0], s1, d):
-                continue
-            _apply(stack[0], stack[1], s1, d)
-            m1 = False
-            for s2 in range(s1, 0, -1):
-                if not _can_move(stack[1], s2, d):
-                    continue
-                m1 = True
-                _apply(stack[1], stack[2], s2, d)
-                m2 = False
-                for s3 in range(s2, 0, -1):
-                    if not _can_move(stack[2], s3, d):
-                        continue
-                    m2 = True
-                    _apply(stack[2], stack[3], s3, d)
-                    m3 = False
-                    for s4 in range(s3, 0, -1):
-                        if not _can_move(stack[3], s4, d):
-                            continue
-                        m3 = True
-                        _apply(stack[3], stack[4], s4, d)
-                        n = _emit(stack[4], buf, used, n, 4)
-                    if not m3:
-                        n = _emit(stack[3], buf, used, n, 3)
-                if not m2:
-                    n = _emit(stack[2], buf, used, n, 2)
-            if not m1:
-                n = _emit(stack[1], buf, used, n, 1)
-        return n
-    for order in range(2):
-        da = d1 if order == 0 else d2
-        db = d2 if order == 0 else d1
-        for s1 in range(25, 0, -1):
-            if not _can_move(stack[0], s1, da):
-                continue
-            _apply(stack[0], stack[1], s1, da)
-            moved = False
-            for s2 in range(25, 0, -1):
-                if not _can_move(stack[1], s2, db):
-                    continue
-                moved = True
-                _apply(stack[1], stack[2], s2, db)
-                n = _emit(stack[2], buf, used, n, 2)
-            if not moved:
-                n = _emit(stack[1], buf, used, n, 1 if da > db else -1)
-    return n
+    v = b[src]
+    b[src] = v - 1
+    key += w[src, v + 14] - w[src, v + 15]
+    if dst >= 1:
+        x = b[dst]
+        if x == -1:  # a hit: the opposing checker goes to its bar (slot 0, stored negative)
+            b[dst] = 1
+            o = b[0]
+            b[0] = o - 1
+            key += w[dst, 16] - w[dst, 14] + w[0, o + 14] - w[0, o + 15]
+        else:
+            b[dst] = x + 1
+            key += w[dst, x + 16] - w[dst, x + 15]
+    return key
 
 
 @njit(cache=True, inline="always")
-def _emit(b: NDArray[np.int8], buf: NDArray[np.int8], used: NDArray[np.int8], n: int, u: int) -> int:
+def _undo(b: NDArray[np.int8], src: int, dst: int, hit: bool) -> None:
+    """Take back :func:`_do`'s move from ``src`` to ``dst``; ``hit``: whether it hit a blot."""
+    b[src] += 1
+    if dst >= 1:
+        if hit:
+            b[dst] = -1
+            b[0] += 1
+        else:
+            b[dst] -= 1
+
+
+@njit(cache=True, inline="always")
+def _emit(
+    b: NDArray[np.int8],
+    key: int,
+    buf: NDArray[np.int8],
+    used: NDArray[np.int8],
+    keys: NDArray[np.int64],
+    n: int,
+    u: int,
+) -> int:
+    """Append board ``b`` with its key and dice used ``u`` as row ``n``; returns the new count."""
     if n >= buf.shape[0]:  # cannot happen with the buffer sizes below; keep memory safe anyway
         return n
     for i in range(26):
         buf[n, i] = b[i]
     used[n] = u
+    keys[n] = key
     return n + 1
+
+
+@njit(cache=True)
+def _gen_one(
+    b0: NDArray[np.int8],
+    d1: int,
+    d2: int,
+    w: NDArray[np.int64],
+    key0: int,
+    buf: NDArray[np.int8],
+    used: NDArray[np.int8],
+    keys: NDArray[np.int64],
+) -> int:
+    """Every move sequence of one position into ``buf``; returns the number written.
+
+    ``used[k]`` is the number of dice used by row k, negated when the single die
+    used was the smaller one (so the higher-die rule can be applied afterwards);
+    ``keys[k]`` is row k's duplicate key, kept up to date move by move from
+    ``key0``, the key of ``b0``.  The moves are made and taken back on one
+    working board; the checkers that can move are looked for only on the points
+    the mover holds (those of ``b0``, then those each move newly occupies).
+    """
+    n = 0
+    b = np.empty(26, dtype=np.int8)
+    for i in range(26):
+        b[i] = b0[i]
+    # the points the mover may move from, the bar first; each move may add its landing point
+    cand = np.empty(32, dtype=np.int64)
+    c0 = 0
+    for s in range(25, 0, -1):
+        if b[s] > 0:
+            cand[c0] = s
+            c0 += 1
+    if d1 == d2:
+        d = d1
+        for t1 in range(c0):
+            s1 = cand[t1]
+            if not _can_move(b, s1, d):
+                continue
+            e1 = s1 - d
+            h1 = e1 >= 1 and b[e1] == -1
+            c1 = c0
+            if e1 >= 1 and b[e1] <= 0:
+                cand[c1] = e1
+                c1 += 1
+            k1 = _do(b, s1, e1, w, key0)
+            m1 = False
+            for t2 in range(c1):
+                s2 = cand[t2]
+                if s2 > s1 or not _can_move(b, s2, d):
+                    continue
+                m1 = True
+                e2 = s2 - d
+                h2 = e2 >= 1 and b[e2] == -1
+                c2 = c1
+                if e2 >= 1 and b[e2] <= 0:
+                    cand[c2] = e2
+                    c2 += 1
+                k2 = _do(b, s2, e2, w, k1)
+                m2 = False
+                for t3 in range(c2):
+                    s3 = cand[t3]
+                    if s3 > s2 or not _can_move(b, s3, d):
+                        continue
+                    m2 = True
+                    e3 = s3 - d
+                    h3 = e3 >= 1 and b[e3] == -1
+                    c3 = c2
+                    if e3 >= 1 and b[e3] <= 0:
+                        cand[c3] = e3
+                        c3 += 1
+                    k3 = _do(b, s3, e3, w, k2)
+                    m3 = False
+                    for t4 in range(c3):
+                        s4 = cand[t4]
+                        if s4 > s3 or not _can_move(b, s4, d):
+                            continue
+                        m3 = True
+                        e4 = s4 - d
+                        h4 = e4 >= 1 and b[e4] == -1
+                        k4 = _do(b, s4, e4, w, k3)
+                        n = _emit(b, k4, buf, used, keys, n, 4)
+                        _undo(b, s4, e4, h4)
+                    if not m3:
+                        n = _emit(b, k3, buf, used, keys, n, 3)
+                    _undo(b, s3, e3, h3)
+                if not m2:
+                    n = _emit(b, k2, buf, used, keys, n, 2)
+                _undo(b, s2, e2, h2)
+            if not m1:
+                n = _emit(b, k1, buf, used, keys, n, 1)
+            _undo(b, s1, e1, h1)
+        return n
+    for order in range(2):
+        da = d1 if order == 0 else d2
+        db = d2 if order == 0 else d1
+        for t1 in range(c0):
+            s1 = cand[t1]
+            if not _can_move(b, s1, da):
+                continue
+            e1 = s1 - da
+            h1 = e1 >= 1 and b[e1] == -1
+            c1 = c0
+            if e1 >= 1 and b[e1] <= 0:
+                cand[c1] = e1
+                c1 += 1
+            k1 = _do(b, s1, e1, w, key0)
+            moved = False
+            for t2 in range(c1):
+                s2 = cand[t2]
+                if not _can_move(b, s2, db):
+                    continue
+                moved = True
+                e2 = s2 - db
+                h2 = e2 >= 1 and b[e2] == -1
+                k2 = _do(b, s2, e2, w, k1)
+                n = _emit(b, k2, buf, used, keys, n, 2)
+                _undo(b, s2, e2, h2)
+            if not moved:
+                n = _emit(b, k1, buf, used, keys, n, 1 if da > db else -1)
+            _undo(b, s1, e1, h1)
+    return n
+
+
+# Up to this many results are put in key order by insertion sort (no allocation); more by argsort.
+_INSERTION_MAX = 64
 
 
 @njit(cache=True)
@@ -187,13 +278,28 @@ def _distinct(
     Writes them into ``buf`` (mover's view, before the swap) and their row
     numbers in output order into ``sel``; returns how many.  With no legal
     play and ``include_pass`` the one result is ``b`` itself.
+
+    The output order is ascending duplicate key: a row's key is the int64 sum,
+    wrapping around, of ``weights[i, row[i] + 15]`` over its 26 slots (random
+    weights, so the order is a fixed function of the set of results, however
+    they were generated); equal keys are confirmed slot by slot.
     """
-    k = _gen_one(b, d1, d2, buf, used)
+    key0 = np.int64(0)
+    for i in range(26):
+        key0 += weights[i, b[i] + 15]
+    k = _gen_one(b, d1, d2, weights, key0, buf, used, keys)
     best = 0
     for j in range(k):
         u = used[j] if used[j] > 0 else -used[j]
         if u > best:
             best = u
+    if best == 0:
+        if not include_pass:
+            return 0
+        for i in range(26):
+            buf[0, i] = b[i]
+        sel[0] = 0
+        return 1
     # forced play: keep only sequences using the most dice; with one die of a
     # non-double, the higher one if it can be used at all
     need_high = False
@@ -209,31 +315,33 @@ def _distinct(
         if ok and need_high and u != 1:
             ok = False
         if ok:
-            if kept != j:
-                for i in range(26):
-                    buf[kept, i] = buf[j, i]
+            sel[kept] = j
             kept += 1
-    if best == 0:
-        if not include_pass:
-            return 0
-        kept = 1
-        for i in range(26):
-            buf[0, i] = b[i]
-    # collapse duplicates by a random-projection key, then confirm equality
-    for j in range(kept):
-        h = np.int64(0)
-        for i in range(26):
-            h += weights[i, buf[j, i] + 15]
-        keys[j] = h
-    order = np.argsort(keys[:kept])
+    # in key order
+    if kept <= _INSERTION_MAX:
+        for t in range(1, kept):
+            j = sel[t]
+            kj = keys[j]
+            q = t - 1
+            while q >= 0 and keys[sel[q]] > kj:
+                sel[q + 1] = sel[q]
+                q -= 1
+            sel[q + 1] = j
+    else:
+        rows = sel[:kept].copy()
+        order = np.argsort(keys[rows])
+        for t in range(kept):
+            sel[t] = rows[order[t]]
+    # collapse duplicates: a row equal to one already kept has its key, so it follows that one's run
     n = 0
     for t in range(kept):
-        j = order[t]
+        j = sel[t]
+        kj = keys[j]
         dup = False
-        q = t - 1
-        while q >= 0 and keys[order[q]] == keys[j]:
+        q = n - 1
+        while q >= 0 and keys[sel[q]] == kj:
+            jq = sel[q]
             same = True
-            jq = order[q]
             for i in range(26):
                 if buf[jq, i] != buf[j, i]:
                     same = False
@@ -316,7 +424,19 @@ if not jit.COMPILED:
 # One roll for one row, as the compiled core takes it: made once, never written to (analyze and the
 # one-position questions ask for a single row's successors, and building the array was a tenth of such a call).
 _ONE_ROW_DICE = {(a, b): np.array([[a, b]], dtype=np.int64) for a in range(1, 7) for b in range(1, 7)}
-_wrap = Position._trusted  # a plain function: tuple of 26 ints -> Position, no checks
+# The compiled `_one` called without numba's dispatcher (which types the 26-tuple argument on every
+# call, about 0.7 us): its entry point for the one signature successors uses, set on first use.
+_ONE_SIGNATURE = "(UniTuple(int64, 26), int64, int64, boolean)"
+_one_entry: Callable[[tuple[int, ...], int, int, bool], list[tuple[int, ...]]] | None = None
+
+
+def _one_kernel() -> Callable[[tuple[int, ...], int, int, bool], list[tuple[int, ...]]]:
+    """``_one`` as successors calls it: the compiled entry point (compiled or loaded from the cache
+    now), or the plain function when the kernels are interpreted."""
+    global _one_entry
+    if _one_entry is None:
+        _one_entry = _one.compile(_ONE_SIGNATURE) if jit.COMPILED else _one  # type: ignore[attr-defined]
+    return _one_entry
 
 
 def successors_batch(
@@ -369,4 +489,5 @@ def successors(pos: Position, dice: object) -> list[Position]:
     d1, d2 = parse_dice(dice)
     if type(pos) is not Position and not isinstance(pos, Position):
         raise InvalidPositionError(f"successors needs a Position, got {quote_input(pos)}")
-    return list(map(_wrap, _one(pos.board, d1, d2, False)))
+    run = _one_entry if _one_entry is not None else _one_kernel()
+    return positions_of_boards(run(pos.board, d1, d2, False))
