@@ -145,6 +145,8 @@ def _gen_one(
     buf: NDArray[np.int8],
     used: NDArray[np.int8],
     keys: NDArray[np.int64],
+    b: NDArray[np.int8],
+    cand: NDArray[np.int64],
 ) -> int:
     """Every move sequence of one position into ``buf``; returns the number written.
 
@@ -152,15 +154,14 @@ def _gen_one(
     used was the smaller one (so the higher-die rule can be applied afterwards);
     ``keys[k]`` is row k's duplicate key, kept up to date move by move from
     ``key0``, the key of ``b0``.  The moves are made and taken back on one
-    working board; the checkers that can move are looked for only on the points
-    the mover holds (those of ``b0``, then those each move newly occupies).
+    working board ``b`` (26 slots); the checkers that can move are looked for only on the
+    points the mover holds (those of ``b0``, then those each move newly occupies: ``cand``,
+    room for 32).
     """
     n = 0
-    b = np.empty(26, dtype=np.int8)
     for i in range(26):
         b[i] = b0[i]
     # the points the mover may move from, the bar first; each move may add its landing point
-    cand = np.empty(32, dtype=np.int64)
     c0 = 0
     for s in range(25, 0, -1):
         if b[s] > 0:
@@ -226,9 +227,16 @@ def _gen_one(
                 n = _emit(b, k1, buf, used, keys, n, 1)
             _undo(b, s1, e1, h1)
         return n
+    # The second order (d2, then d1) skips each play whose moves, made in the first order, are legal and
+    # give the same board (so the first order has listed it): two moves of different checkers (or one
+    # moved on from a point that already held the mover's checkers), neither bearing off, no checker on the
+    # bar.  Then the first order's moves land on points at least as open as the second's did, and a blot
+    # hit by either move is hit all the same: the same result, already listed, not made twice.
+    bar_free = b0[25] == 0
     for order in range(2):
         da = d1 if order == 0 else d2
         db = d2 if order == 0 else d1
+        twins = order == 1 and bar_free
         for t1 in range(c0):
             s1 = cand[t1]
             if not _can_move(b, s1, da):
@@ -247,6 +255,8 @@ def _gen_one(
                     continue
                 moved = True
                 e2 = s2 - db
+                if twins and e1 >= 1 and e2 >= 1 and (s2 != e1 or b0[e1] > 0):
+                    continue
                 h2 = e2 >= 1 and b[e2] == -1
                 k2 = _do(b, s2, e2, w, k1)
                 n = _emit(b, k2, buf, used, keys, n, 2)
@@ -272,11 +282,14 @@ def _distinct(
     used: NDArray[np.int8],
     keys: NDArray[np.int64],
     sel: NDArray[np.int64],
+    work: NDArray[np.int8],
+    cand: NDArray[np.int64],
 ) -> int:
     """The distinct legal results of one position ``b`` (mover's view) with dice ``d1, d2``.
 
     Writes them into ``buf`` (mover's view, before the swap) and their row
-    numbers in output order into ``sel``; returns how many.  With no legal
+    numbers in output order into ``sel``; returns how many.  ``buf``, ``used``,
+    ``keys``, ``sel``, ``work`` and ``cand`` are working memory (:func:`_scratch`).  With no legal
     play and ``include_pass`` the one result is ``b`` itself.
 
     The output order is ascending duplicate key: a row's key is the int64 sum,
@@ -287,7 +300,7 @@ def _distinct(
     key0 = np.int64(0)
     for i in range(26):
         key0 += weights[i, b[i] + 15]
-    k = _gen_one(b, d1, d2, weights, key0, buf, used, keys)
+    k = _gen_one(b, d1, d2, weights, key0, buf, used, keys, work, cand)
     best = 0
     for j in range(k):
         u = used[j] if used[j] > 0 else -used[j]
@@ -356,6 +369,22 @@ def _distinct(
     return n
 
 
+# Room for every move sequence of one position (none comes near it).
+_ROWS = 4096
+
+
+@njit(cache=True, inline="always")
+def _scratch() -> tuple[
+    NDArray[np.int8], NDArray[np.int8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]
+]:
+    """Working memory for :func:`_distinct` in three allocations: ``buf`` (``_ROWS`` boards), ``used``,
+    ``keys``, ``sel`` (one entry a row), ``work`` (one board) and ``cand`` (32 points)."""
+    buf = np.empty((_ROWS, 26), dtype=np.int8)
+    small = np.empty(_ROWS + 26, dtype=np.int8)
+    large = np.empty(2 * _ROWS + 32, dtype=np.int64)
+    return buf, small[:_ROWS], large[:_ROWS], large[_ROWS : 2 * _ROWS], small[_ROWS:], large[2 * _ROWS :]
+
+
 @njit(cache=True)
 def _batch(
     boards: NDArray[np.int8], dice: NDArray[np.int64], include_pass: bool, weights: NDArray[np.int64]
@@ -365,12 +394,9 @@ def _batch(
     out = np.empty((cap, 26), dtype=np.int8)
     parent = np.empty(cap, dtype=np.int64)
     m = 0
-    buf = np.empty((4096, 26), dtype=np.int8)
-    used = np.empty(4096, dtype=np.int8)
-    keys = np.empty(4096, dtype=np.int64)
-    sel = np.empty(4096, dtype=np.int64)
+    buf, used, keys, sel, work, cand = _scratch()
     for p in range(n_pos):
-        n = _distinct(boards[p], dice[p, 0], dice[p, 1], include_pass, weights, buf, used, keys, sel)
+        n = _distinct(boards[p], dice[p, 0], dice[p, 1], include_pass, weights, buf, used, keys, sel, work, cand)
         if m + n > cap:
             new_cap = max(cap * 2, m + n)
             out2 = np.empty((new_cap, 26), dtype=np.int8)
@@ -397,11 +423,8 @@ def _one(board: tuple[int, ...], d1: int, d2: int, include_pass: bool) -> list[t
     b = np.empty(26, dtype=np.int8)
     for i in range(26):
         b[i] = board[i]
-    buf = np.empty((4096, 26), dtype=np.int8)
-    used = np.empty(4096, dtype=np.int8)
-    keys = np.empty(4096, dtype=np.int64)
-    sel = np.empty(4096, dtype=np.int64)
-    n = _distinct(b, d1, d2, include_pass, _KEY_WEIGHTS, buf, used, keys, sel)
+    buf, used, keys, sel, work, cand = _scratch()
+    n = _distinct(b, d1, d2, include_pass, _KEY_WEIGHTS, buf, used, keys, sel, work, cand)
     res = []
     for t in range(n):
         r = buf[sel[t]]
