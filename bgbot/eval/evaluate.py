@@ -236,7 +236,7 @@ class NetEvaluator:
             net.eval()  # a torch module: inference mode for its layers
         self.net = net
         self.version = net.spec.encoding_version
-        by_class = net.by_class if isinstance(net, NumpyNet) else {}
+        by_class = getattr(net, "by_class", {})  # a torch network (self-play) has none
         #: the networks by index (0: the main one) and, per PositionClass code, the index that answers it
         self._nets: list[NumpyNet | ValueNet] = [net, *by_class.values()]
         self._route = np.zeros(5, dtype=np.int8)
