@@ -139,6 +139,21 @@ def test_each_row_is_answered_by_its_class_network(three_nets: NumpyNet) -> None
                                   NetEvaluator(three_nets.by_class["crashed"]).raw(boards)[crashed])
 
 
+def test_class_networks_of_another_encoding_are_answered_batch_by_batch(three_nets: NumpyNet) -> None:
+    boards = _games(1500, seed=13)
+    mixed = NumpyNet(three_nets.spec, three_nets.layers,
+                     {"race": three_nets.by_class["race"], "crashed": _random_net(4, 10, version=2)})
+    ev = NetEvaluator(mixed)
+    assert ev._fused is None  # one compiled call per network instead
+    cls = classify_rows(boards)
+    got = ev(boards)
+    crashed = cls == PositionClass.CRASHED
+    contact = cls == PositionClass.CONTACT
+    assert crashed.sum() > 10
+    np.testing.assert_array_equal(got[crashed], NetEvaluator(mixed.by_class["crashed"])(boards)[crashed])
+    np.testing.assert_array_equal(got[contact], NetEvaluator(NumpyNet(mixed.spec, mixed.layers))(boards)[contact])
+
+
 def test_a_model_without_a_class_network_answers_that_class_with_its_main_network(three_nets: NumpyNet) -> None:
     boards = _games(1500, seed=9)
     only_race = NumpyNet(three_nets.spec, three_nets.layers, {"race": three_nets.by_class["race"]})

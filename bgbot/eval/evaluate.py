@@ -25,7 +25,7 @@ from bgbot.eval.encoding import _encode, encode
 from bgbot.eval.features import fill_features
 from bgbot.eval.inference import NumpyNet, Weights, forward_tail
 from bgbot.jit import board_dtype, njit
-from bgbot.rules.classes import classify_rows
+from bgbot.rules.classes import class_of, classify_rows
 from bgbot.rules.position import PositionClass
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
@@ -210,13 +210,67 @@ def _net_probs(
             o = out[start + r]
             _first_layer(xb[r], point_rows, wts[0], bs[0], h_a[: wts[0].shape[1]])
             forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, o)
-            # make_consistent, row by row
-            for k in range(5):
-                o[k] = min(max(o[k], 0.0), 1.0)
-            o[1] = min(o[1], o[0])
-            o[2] = min(o[2], o[1])
-            o[3] = min(o[3], 1.0 - o[0])
-            o[4] = min(o[4], o[3])
+            _consistent(o)
+
+
+@njit(cache=True, inline="always")
+def _consistent(o: NDArray[np.float32]) -> None:
+    """:func:`make_consistent` of one row of five probabilities, in place."""
+    for k in range(5):
+        o[k] = min(max(o[k], 0.0), 1.0)
+    o[1] = min(o[1], o[0])
+    o[2] = min(o[2], o[1])
+    o[3] = min(o[3], 1.0 - o[0])
+    o[4] = min(o[4], o[3])
+
+
+@njit(cache=True)
+def _class_net_probs(
+    boards: NDArray[np.int8],
+    version: int,
+    route: NDArray[np.int8],
+    rows0: NDArray[np.float32], wts0: Weights, bs0: Weights, wo0: NDArray[np.float32], bo0: NDArray[np.float32],
+    act0: int,
+    rows1: NDArray[np.float32], wts1: Weights, bs1: Weights, wo1: NDArray[np.float32], bo1: NDArray[np.float32],
+    act1: int,
+    rows2: NDArray[np.float32], wts2: Weights, bs2: Weights, wo2: NDArray[np.float32], bo2: NDArray[np.float32],
+    act2: int,
+    out: NDArray[np.float32],
+) -> None:
+    """:func:`_net_probs` for a model of up to three networks sharing one encoding: each row answered by
+    network ``route[class_of(row)]`` (0 main, 1 and 2 the class networks; an absent one is given as the main)."""
+    n = boards.shape[0]
+    width = 1
+    for wts in (wts0, wts1, wts2):
+        for k in range(len(wts)):
+            width = max(width, wts[k].shape[1])
+    h_a = np.empty(width, dtype=np.float32)
+    h_b = np.empty(width, dtype=np.float32)
+    x = np.empty((_BLOCK, wts0[0].shape[0]), dtype=np.float32)
+    done = np.empty(_BLOCK, dtype=np.bool_)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        blk = boards[start:stop]
+        xb = x[: stop - start]
+        _terminal(blk, out[start:stop], done)
+        _encode(blk, xb, version >= 2)
+        if version >= 3:
+            fill_features(blk, xb, 205)
+        for r in range(stop - start):
+            if done[r]:
+                continue
+            o = out[start + r]
+            k = route[class_of(blk[r])]
+            if k == 0:
+                _first_layer(xb[r], rows0, wts0[0], bs0[0], h_a[: wts0[0].shape[1]])
+                forward_tail(wts0, bs0, wo0, bo0, act0, h_a, h_b, o)
+            elif k == 1:
+                _first_layer(xb[r], rows1, wts1[0], bs1[0], h_a[: wts1[0].shape[1]])
+                forward_tail(wts1, bs1, wo1, bo1, act1, h_a, h_b, o)
+            else:
+                _first_layer(xb[r], rows2, wts2[0], bs2[0], h_a[: wts2[0].shape[1]])
+                forward_tail(wts2, bs2, wo2, bo2, act2, h_a, h_b, o)
+            _consistent(o)
 
 
 class NetEvaluator:
@@ -250,6 +304,13 @@ class NetEvaluator:
             if isinstance(net, NumpyNet) and jit.COMPILED
             else None
         )
+        # up to three networks of one encoding: one compiled call routes every row (_class_net_probs)
+        self._fused: tuple[object, ...] | None = None
+        if self._compiled is not None and 1 < len(self._nets) <= 3 and all(
+            n.spec.encoding_version == self.version for n in self._nets
+        ):
+            three = [*self._compiled, *[self._compiled[0]] * (3 - len(self._nets))]
+            self._fused = tuple(a for weights, rows in three for a in (rows, *weights))
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
@@ -287,6 +348,9 @@ class NetEvaluator:
             if len(self._nets) == 1:
                 (weights, rows), = self._compiled
                 _net_probs(boards, self.version, rows, *weights, out)
+                return out
+            if self._fused is not None:
+                _class_net_probs(boards, self.version, self._route, *self._fused, out)
                 return out
             for i, sel in self._groups(boards):
                 weights, point_rows = self._compiled[i]

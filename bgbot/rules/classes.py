@@ -31,37 +31,41 @@ CRASHED_CHECKERS = 6  # a side with at most this many checkers in play is crashe
 _BOARD = board_dtype()
 
 
+@njit(cache=True, inline="always")
+def class_of(b: NDArray[np.int8]) -> int:
+    """The class code of one board ``(26,)`` (side on roll's view); kernels call it row by row."""
+    mine = 0
+    theirs = 0
+    my_back = 0  # the side on roll's rearmost checker (0: none)
+    opp_back = 25  # the opponent's rearmost checker, in the side on roll's numbering (25: none)
+    for i in range(26):
+        v = b[i]
+        if v > 0:
+            mine += v
+            my_back = i
+        elif v < 0:
+            theirs -= v
+            if i < opp_back:
+                opp_back = i
+    if mine == 0 or theirs == 0:
+        return OVER
+    if my_back <= opp_back:  # no contact
+        return BEAROFF if my_back <= 6 and opp_back >= 19 else RACE
+    my_buried = max(b[1] - 2, 0) + max(b[2] - 2, 0)
+    opp_buried = max(-b[24] - 2, 0) + max(-b[23] - 2, 0)
+    crashed = (
+        mine <= CRASHED_CHECKERS
+        or mine - my_buried <= CRASHED_CHECKERS
+        or theirs <= CRASHED_CHECKERS
+        or theirs - opp_buried <= CRASHED_CHECKERS
+    )
+    return CRASHED if crashed else CONTACT
+
+
 @njit(cache=True)
 def _classify(boards: NDArray[np.int8], out: NDArray[np.int8]) -> None:
     for r in range(boards.shape[0]):
-        b = boards[r]
-        mine = 0
-        theirs = 0
-        my_back = 0  # the side on roll's rearmost checker (0: none)
-        opp_back = 25  # the opponent's rearmost checker, in the side on roll's numbering (25: none)
-        for i in range(26):
-            v = b[i]
-            if v > 0:
-                mine += v
-                my_back = i
-            elif v < 0:
-                theirs -= v
-                if i < opp_back:
-                    opp_back = i
-        if mine == 0 or theirs == 0:
-            out[r] = OVER
-        elif my_back <= opp_back:  # no contact
-            out[r] = BEAROFF if my_back <= 6 and opp_back >= 19 else RACE
-        else:
-            my_buried = max(b[1] - 2, 0) + max(b[2] - 2, 0)
-            opp_buried = max(-b[24] - 2, 0) + max(-b[23] - 2, 0)
-            crashed = (
-                mine <= CRASHED_CHECKERS
-                or mine - my_buried <= CRASHED_CHECKERS
-                or theirs <= CRASHED_CHECKERS
-                or theirs - opp_buried <= CRASHED_CHECKERS
-            )
-            out[r] = CRASHED if crashed else CONTACT
+        out[r] = class_of(boards[r])
 
 
 def classify_rows(boards: NDArray[np.integer]) -> NDArray[np.int8]:
