@@ -200,10 +200,7 @@ def _net_probs(
         stop = min(n, start + _BLOCK)
         blk = boards[start:stop]
         xb = x[: stop - start]
-        _terminal(blk, out[start:stop], done)
-        _encode(blk, xb, version >= 2)
-        if version >= 3:
-            fill_features(blk, xb, 205)
+        _block_inputs(blk, version, xb, out[start:stop], done)
         for r in range(stop - start):
             if done[r]:
                 continue
@@ -211,6 +208,17 @@ def _net_probs(
             _first_layer(xb[r], point_rows, wts[0], bs[0], h_a[: wts[0].shape[1]])
             forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, o)
             _consistent(o)
+
+
+@njit(cache=True, inline="always")
+def _block_inputs(
+    blk: NDArray[np.int8], version: int, xb: NDArray[np.float32], out: NDArray[np.float32], done: NDArray[np.bool_]
+) -> None:
+    """One block of rows: which are finished games (their exact scores in ``out``), and everyone's inputs in ``xb``."""
+    _terminal(blk, out, done)
+    _encode(blk, xb, version >= 2)
+    if version >= 3:
+        fill_features(blk, xb, 205)
 
 
 @njit(cache=True, inline="always")
@@ -252,10 +260,7 @@ def _class_net_probs(
         stop = min(n, start + _BLOCK)
         blk = boards[start:stop]
         xb = x[: stop - start]
-        _terminal(blk, out[start:stop], done)
-        _encode(blk, xb, version >= 2)
-        if version >= 3:
-            fill_features(blk, xb, 205)
+        _block_inputs(blk, version, xb, out[start:stop], done)
         for r in range(stop - start):
             if done[r]:
                 continue
