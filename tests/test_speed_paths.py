@@ -23,11 +23,11 @@ from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError
 from bgbot.eval.encoding import ENCODING_VERSIONS, encode
 from bgbot.eval.evaluate import NetEvaluator, make_consistent, terminal_probs
-from bgbot.eval.inference import ModelSpec, NumpyNet
+from bgbot.eval.inference import CLASS_NETS, ModelSpec, NumpyNet
 from bgbot.eval.models import DEFAULT_MODEL, load_model
 from bgbot.rules.classes import classify_rows
 from bgbot.rules.movegen import successors, successors_batch
-from bgbot.rules.position import Position, PositionClass
+from bgbot.rules.position import Position
 
 
 def _random_net(spec: ModelSpec, seed: int) -> NumpyNet:
@@ -66,15 +66,15 @@ class _NumpyPath:
 
 
 def _plain_probs(net: NumpyNet, boards: np.ndarray) -> np.ndarray:
-    """Each row through its class's network (race: races and bear-offs, crashed, else the main one) in numpy."""
+    """Each row through its class's network (CLASS_NETS; the main one for the rest), in numpy."""
     cls = classify_rows(boards)
-    owner = np.where(np.isin(cls, [PositionClass.RACE, PositionClass.BEAROFF]), "race",
-                     np.where(cls == PositionClass.CRASHED, "crashed", ""))
     out = np.empty((len(boards), 5), dtype=np.float32)
-    for name in np.unique(owner):
-        one = net.by_class.get(str(name), net)
-        rows = owner == name
+    main = np.ones(len(boards), dtype=bool)
+    for name, one in net.by_class.items():
+        rows = np.isin(cls, CLASS_NETS[name])
+        main &= ~rows
         out[rows] = one.probs_numpy(encode(boards[rows], one.spec.encoding_version))
+    out[main] = net.probs_numpy(encode(boards[main], net.spec.encoding_version))
     return out
 
 

@@ -64,9 +64,10 @@ def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[
         choice = engine.best_move(pos, row["dice"], ply, cubeless=True)
         eqs = {m["result"]: m["equity"] for m in row["moves"]}
         eq = eqs.get(choice.best.result.gnubg_id(), min(eqs.values()))
-        losses[row["class"]].append(row["moves"][0]["equity"] - eq)
+        loss = row["moves"][0]["equity"] - eq
+        losses[row["class"]].append(loss)
         if classify(pos) is PositionClass.CRASHED:
-            losses["crashed"].append(losses[row["class"]][-1])
+            losses["crashed"].append(loss)
     every = losses["contact"] + losses["race"]
     out = {"all": 1000 * statistics.fmean(every), "positions": len(every)}
     out.update({k: 1000 * statistics.fmean(v) for k, v in losses.items() if v})

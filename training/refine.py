@@ -321,20 +321,11 @@ def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32]
 
 
 def _rows_of(boards: NDArray[np.int8], net_name: str, class_nets: dict[str, ValueNet]) -> NDArray[np.bool_]:
-    """Which rows ``net_name`` answers in a model with ``class_nets`` (as NetEvaluator routes them)."""
+    """Which rows ``net_name`` answers in a model with ``class_nets`` (as NetEvaluator routes them: CLASS_NETS)."""
     cls = classify_boards(boards)
-    race = np.isin(cls, [int(PositionClass.RACE), int(PositionClass.BEAROFF)])
-    crashed = cls == int(PositionClass.CRASHED)
-    if net_name == "race":
-        return race
-    if net_name == "crashed":
-        return crashed
-    taken = np.zeros(len(boards), dtype=bool)
-    if "race" in class_nets:
-        taken |= race
-    if "crashed" in class_nets:
-        taken |= crashed
-    return ~taken
+    if net_name != "main":
+        return np.isin(cls, CLASS_NETS[net_name])
+    return ~np.isin(cls, [code for name in class_nets for code in CLASS_NETS[name]])
 
 
 def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> float:

@@ -23,10 +23,9 @@ from numpy.typing import NDArray
 from bgbot import jit
 from bgbot.eval.encoding import _encode, encode
 from bgbot.eval.features import fill_features
-from bgbot.eval.inference import NumpyNet, Weights, forward_tail
+from bgbot.eval.inference import CLASS_NETS, NumpyNet, Weights, forward_tail
 from bgbot.jit import board_dtype, njit
 from bgbot.rules.classes import class_of, classify_rows
-from bgbot.rules.position import PositionClass
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
     from bgbot.eval.nets import ValueNet
@@ -300,8 +299,7 @@ class NetEvaluator:
         self._nets: list[NumpyNet | ValueNet] = [net, *by_class.values()]
         self._route = np.zeros(5, dtype=np.int8)
         for i, name in enumerate(by_class, start=1):
-            codes = (PositionClass.RACE, PositionClass.BEAROFF) if name == "race" else (PositionClass.CRASHED,)
-            self._route[list(codes)] = i
+            self._route[list(CLASS_NETS[name])] = i
         # a numpy network answers through one compiled call; a torch one (self-play on live weights), or any
         # network when the kernels are interpreted (bgbot.jit), through encode + net.probs
         self._compiled = (

@@ -41,6 +41,7 @@ from bgbot import jit
 from bgbot.errors import BgbotError, CheckpointError, quote_input
 from bgbot.eval.encoding import DEFAULT_VERSION, num_inputs
 from bgbot.jit import f32_from_bits, njit
+from bgbot.rules.position import PositionClass
 
 MODEL_FORMAT = "bgbot-model-1"
 ACTIVATIONS = ("sigmoid", "relu", "tanh")
@@ -234,11 +235,21 @@ def forward_rows(
 Compiled = tuple[Weights, Weights, NDArray[np.float32], NDArray[np.float32], int]
 
 
-#: The position classes a model may give a network of their own (gnubg's class nets), by
-#: :class:`~bgbot.rules.position.PositionClass` name: ``race`` answers races (and, without the bear-off
-#: database, bear-offs), ``crashed`` crashed positions; the model's main network answers everything else
-#: (contact) and every class that has no network of its own.
-CLASS_NETS = ("race", "crashed")
+#: The class networks a model may have (gnubg's class nets), by name, and the
+#: :class:`~bgbot.rules.position.PositionClass` codes each answers: ``race`` races (and, without the
+#: bear-off database, bear-offs), ``crashed`` crashed positions.  The model's main network answers
+#: everything else (contact) and every class whose network the model does not have.
+CLASS_NETS: dict[str, tuple[int, ...]] = {
+    "race": (int(PositionClass.RACE), int(PositionClass.BEAROFF)),
+    "crashed": (int(PositionClass.CRASHED),),
+}
+
+
+def check_class_net(name: object, where: str = "") -> str:
+    """``name`` if it names a class network (:data:`CLASS_NETS`), else a ``CheckpointError`` quoting it."""
+    if not isinstance(name, str) or name not in CLASS_NETS:
+        raise CheckpointError(f"{where}unknown class network {quote_input(name)}; known: {', '.join(CLASS_NETS)}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -261,8 +272,7 @@ class NumpyNet:
 
     def __post_init__(self) -> None:
         for name, sub in self.by_class.items():
-            if name not in CLASS_NETS:
-                raise CheckpointError(f"unknown class network {quote_input(name)}; known: {', '.join(CLASS_NETS)}")
+            check_class_net(name)
             if not isinstance(sub, NumpyNet) or sub.by_class:
                 raise CheckpointError(f"class network {name!r} must be one network without class networks")
         width = num_inputs(self.spec.encoding_version)

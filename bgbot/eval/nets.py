@@ -35,7 +35,7 @@ from torch import nn
 
 from bgbot.errors import QUOTE_LIMIT, CheckpointError, quote_input
 from bgbot.eval.encoding import ENCODING_VERSIONS, num_inputs
-from bgbot.eval.inference import CLASS_NETS, ModelSpec, NumpyNet
+from bgbot.eval.inference import ModelSpec, NumpyNet, check_class_net
 
 CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
@@ -88,8 +88,7 @@ def save_checkpoint(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     for name in class_nets or {}:
-        if name not in CLASS_NETS:
-            raise CheckpointError(f"unknown class network {quote_input(name)}; known: {', '.join(CLASS_NETS)}")
+        check_class_net(name)
     payload = {
         "format": CHECKPOINT_FORMAT,
         **_net_entry(net),
@@ -236,11 +235,7 @@ def class_nets_from_checkpoint(data: dict[str, Any], path: str | Path = "<memory
         raise CheckpointError(f"checkpoint {str(path)!r}: 'class_nets' must be a table, got {quote_input(entries)}")
     nets = {}
     for name, entry in entries.items():
-        if name not in CLASS_NETS:
-            raise CheckpointError(
-                f"checkpoint {str(path)!r} has an unknown class network {quote_input(name)}; "
-                f"known: {', '.join(CLASS_NETS)}"
-            )
+        check_class_net(name, f"checkpoint {str(path)!r}: ")
         if not isinstance(entry, dict):
             raise CheckpointError(f"checkpoint {str(path)!r}: class network {name!r} is not a table")
         nets[name] = net_from_checkpoint(entry, f"{path} [{name}]")
