@@ -84,7 +84,7 @@ from bgbot.engine.search import (
     search_chooser,
 )
 from bgbot.errors import ConfigError, InvalidPositionError, quote_input
-from bgbot.eval.evaluate import equity, flip_probs, segment_argmax, terminal_probs
+from bgbot.eval.evaluate import equity, flip_probs, make_consistent, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
 from bgbot.rules.matchstate import MAX_CUBE, CubeState
@@ -490,6 +490,30 @@ class _Trials:
     def run(self) -> None:
         while self.live.any():
             self.step()
+
+
+def rollout_probs(evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings) -> NDArray[np.float32]:
+    """Cubeless rollouts of many positions in this process, all in one lock-step batch: ``(N, 5)``.
+
+    Each row of ``boards`` is a position before its side on roll rolls; its figures are that side's
+    probabilities, the mean over ``settings.trials`` trials (trial ``t``'s dice for every row, seed
+    ``settings.seed``) of where each trial ends: the exact result of a finished game or of the bear-off
+    database, the network's value ``settings.ply - 1`` rolls ahead at the truncation; luck-adjusted when
+    ``settings.luck``, clipped to consistent probabilities (``wbg <= wg <= w``).  ``settings.cubeful`` must
+    be False.  What refinement labels with (``training.refine``); :func:`rollout` is the driver with
+    standard errors, cube, executors and journal.
+    """
+    if settings.cubeful:
+        raise ConfigError("rollout_probs rolls out cubeless: give RolloutSettings(cubeful=False)")
+    boards = np.asarray(boards, dtype=np.int8)
+    if len(boards) == 0:
+        return np.zeros((0, 5), dtype=np.float32)
+    starts = [Start(tuple(int(v) for v in b), root_on_roll=True) for b in boards]
+    game = _Trials(evaluator, starts, _Score(None), settings, list(range(settings.trials)), settings.seed)
+    game.run()
+    figures = game.raw - game.luck if settings.luck else game.raw
+    mean = figures.reshape(len(boards), settings.trials, len(COLUMNS))[:, :, :5].mean(axis=1)
+    return make_consistent(mean.astype(np.float32))
 
 
 def rollout_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
