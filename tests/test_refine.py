@@ -197,6 +197,14 @@ def test_the_shipped_presets_load(name: str) -> None:
     assert (gen.depth, gen.mine) == ((2, True) if "3ply" in name else (1, False))
 
 
+def test_the_rollout_preset_labels_contact_positions_by_rollout() -> None:
+    from training.refine import load_preset, rollout_settings
+
+    gen, _ = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / "rollout-contact.toml")
+    assert (gen.label, gen.classes, gen.trials, gen.truncate, gen.luck) == ("rollout", "contact", 36, 7, False)
+    assert rollout_settings(gen, 3).seed != rollout_settings(gen, 4).seed  # each chunk its own dice
+
+
 def test_bad_presets_are_clear_errors(tmp_path: Path) -> None:
     from training.refine import load_preset
 
@@ -220,3 +228,60 @@ def test_command_line_options_override_the_preset(tmp_path: Path, init: Path) ->
     meta = json.loads((tmp_path / "run" / "generate.json").read_text())["config"]
     assert (meta["seed"], meta["chunk_size"], meta["parallel"], meta["candidates"], meta["mine"]) == (4, 40, 8, 2, True)
     assert load_chunks(tmp_path / "run")[0].shape == (40, 26)
+
+
+# ---- rollout labels ---------------------------------------------------------------------
+
+
+def test_rollout_labels_are_the_rollouts_of_the_sampled_positions(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    from bgbot.engine.api import Engine
+    from bgbot.engine.rollout import RolloutSettings
+    from bgbot.rules.position import Position
+    from training.refine import rollout_settings
+
+    cfg = dataclasses.replace(CFG, chunk_size=12, label="rollout", trials=36, truncate=3)
+    out = tmp_path / "ro"
+    assert generate(init, out, 1, cfg, progress=False) == 1
+    boards, labels, _ = load_chunks(out)
+    assert boards.shape == (12, 26) and labels.shape == (12, 5)
+    # each label is the cubeless rollout of its position (same settings, same dice) that Engine.rollout reports
+    st = rollout_settings(cfg, 0)
+    assert (st.trials, st.truncate, st.cubeful, st.luck, st.stratify) == (36, 3, False, False, 36)
+    engine = Engine.load(init)
+    for b, lab in list(zip(boards, labels, strict=True))[:3]:
+        e = engine.rollout(Position.from_array(b), None, settings=RolloutSettings(**{**st.__dict__})).entries[0]
+        np.testing.assert_allclose(lab, np.clip(e.mean[:5], 0, 1), atol=2e-6)
+    # and not the lookahead value (this untrained network is near 0.5 everywhere: the kinds differ a little)
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    assert np.abs(labels - lookahead_probs(ev, boards, 1)).max() > 1e-3
+    assert (labels[:, 1] <= labels[:, 0] + 1e-6).all() and (labels[:, 2] <= labels[:, 1] + 1e-6).all()
+
+
+def test_rollout_probs_of_a_sure_thing_is_exact() -> None:
+    from bgbot.engine.api import Engine
+    from bgbot.engine.rollout import RolloutSettings, rollout_probs
+    from bgbot.rules.position import Position
+
+    engine = Engine.load()
+    won = Position.from_points({1: 1}, {13: 15}).array()  # one checker left on the 1-point: a gammon win
+    st = RolloutSettings(trials=36, truncate=5, cubeful=False, luck=False)
+    np.testing.assert_array_equal(rollout_probs(engine.evaluator, won[None], st), [[1, 1, 0, 0, 0]])
+    assert rollout_probs(engine.evaluator, np.zeros((0, 26), dtype=np.int8), st).shape == (0, 5)
+    with pytest.raises(ConfigError, match="cubeless"):
+        rollout_probs(engine.evaluator, won[None], RolloutSettings(trials=36))
+
+
+@pytest.mark.parametrize(
+    "change,match",
+    [({"label": "rolout"}, "label 'rolout': choose lookahead or rollout"),
+     ({"label": "rollout", "trials": 40}, "trials 40 must be a multiple of 36"),
+     ({"label": "rollout", "truncate": -1}, "truncate must be a whole number")],
+)
+def test_bad_rollout_label_settings_are_clear_errors(tmp_path: Path, init: Path, change: dict, match: str) -> None:
+    import dataclasses
+
+    with pytest.raises(ConfigError, match=match):
+        generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, **change), progress=False)
+    assert not (tmp_path / "bad" / "generate.json").exists()

@@ -91,7 +91,7 @@ class GenerateConfig:
     classes: str = ""  # "race", "crashed", "contact" or a comma list of them: keep only those (classify); "" all
     label: str = "lookahead"  # "lookahead": the network's (depth + 1)-ply value; "rollout": a truncated rollout
     trials: int = 36  # rollout labels: trials a position (a multiple of 36: the first roll is stratified)
-    truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (depth - 1 rolls ahead)
+    truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
 
 
