@@ -285,3 +285,59 @@ def test_bad_rollout_label_settings_are_clear_errors(tmp_path: Path, init: Path,
     with pytest.raises(ConfigError, match=match):
         generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, **change), progress=False)
     assert not (tmp_path / "bad" / "generate.json").exists()
+
+
+# ---- a fresh, wider main network; class networks from another model ------------------------------------
+
+
+def test_a_fresh_network_is_fitted_from_seeded_random_weights(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(13)
+    race = ValueNet(ModelSpec(3, (6,)))
+    with_race = save_checkpoint(tmp_path / "with-race.pt", load_checkpoint(init).net, class_nets={"race": race})
+    generate(init, tmp_path / "run", 3, CFG, progress=False)
+    runs = []
+    for k in ("a", "b"):
+        fit(with_race, tmp_path / "run", tmp_path / k, epochs=1, lr=3e-3, batch=32, progress=False, fresh=12,
+            fresh_seed=9)
+        runs.append(load_checkpoint(tmp_path / k / "refined.pt"))
+    a, b = runs
+    # the main network is new and wider (init's has 8 units), the class network is init's, untouched
+    assert a.net.spec.hidden == (12,) and a.net.spec.encoding_version == 3
+    assert torch.equal(a.class_nets["race"].body[0].weight, race.body[0].weight)
+    # the same fresh seed gives the same network; another seed another
+    for pa, pb in zip(a.net.parameters(), b.net.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    fit(with_race, tmp_path / "run", tmp_path / "c", epochs=1, lr=3e-3, batch=32, progress=False, fresh=12,
+        fresh_seed=10)
+    c = load_checkpoint(tmp_path / "c" / "refined.pt")
+    assert not torch.equal(c.net.body[0].weight, a.net.body[0].weight)
+    assert a.data["config"]["refined"]["fresh"] == 12
+    with pytest.raises(ConfigError, match="main network only"):
+        fit(with_race, tmp_path / "run", tmp_path / "d", epochs=1, progress=False, fresh=12, net_name="race")
+
+
+def test_class_networks_can_come_from_another_model(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(14)
+    crashed = ValueNet(ModelSpec(3, (5,)))
+    donor = save_checkpoint(tmp_path / "donor.pt", ValueNet(ModelSpec(3, (8,))), class_nets={"crashed": crashed})
+    generate(init, tmp_path / "run", 2, CFG, progress=False)
+    # init (like a TD run's checkpoint) has no class networks; the written model carries the donor's
+    fit(init, tmp_path / "run", tmp_path / "fit", epochs=1, lr=3e-3, batch=32, progress=False,
+        class_nets_from=donor)
+    out = load_checkpoint(tmp_path / "fit" / "refined.pt")
+    assert list(out.class_nets) == ["crashed"]
+    assert torch.equal(out.class_nets["crashed"].body[0].weight, crashed.body[0].weight)
+    assert out.net.spec.hidden == (8,)
+
+
+@pytest.mark.parametrize("name", ["fresh256", "3ply-main256"])
+def test_the_generation_5_presets_load(name: str) -> None:
+    from bgbot.config import load_config
+    from training.config import TrainConfig
+    from training.refine import load_preset
+
+    root = Path(__file__).resolve().parents[1]
+    _, fc = load_preset(root / "configs" / "refine" / f"{name}.toml")
+    assert (fc.fresh, fc.epochs) == ((256, 15) if name == "fresh256" else (0, 8))
+    td = load_config(TrainConfig, root / "configs" / "td256.toml")
+    assert td.hidden == (256,) and td.init_from == "runs/fit-fresh256/refined.pt"

@@ -105,6 +105,9 @@ class FitConfig:
     holdout: float = 0.05
     seed: int = 1
     net: str = "main"  # the network fitted: "main", or a class network ("race", "crashed"), see fit
+    fresh: int = 0  # > 0: fit a new network of this many hidden units (random weights) instead of init's
+    fresh_seed: int = 5  # torch's seed for the new network's weights
+    class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -375,6 +378,9 @@ def fit(
     progress: bool = True,
     weights: list[float] | None = None,
     net_name: str = "main",
+    fresh: int = 0,
+    fresh_seed: int = 5,
+    class_nets_from: str | Path = "",
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -384,6 +390,11 @@ def fit(
     (gnubg's class nets).  The checkpoint written holds every network of ``init``, the fitted one
     replaced.  ``weights`` (one per data folder, default 1) weigh each folder's rows in the loss,
     e.g. a few deep (3-ply) labels among many 2-ply ones; the held-out loss is weighted the same way.
+
+    ``fresh > 0`` fits a new network instead (``fresh`` hidden units, init's encoding and activation,
+    torch's initialisation seeded by ``fresh_seed``): a supervised start for a wider network, which
+    self-play then makes consistent (see ``configs/refine/fresh256.toml``).  ``class_nets_from`` names a
+    model whose class networks replace init's (a TD run's checkpoint carries none).
     """
     if net_name != "main" and net_name not in CLASS_NETS:
         raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
@@ -391,11 +402,17 @@ def fit(
         set_torch_threads(threads)
     torch.manual_seed(seed)
     start = load_checkpoint(init)
-    class_nets = dict(start.class_nets)
+    class_nets = dict(load_checkpoint(class_nets_from).class_nets if class_nets_from else start.class_nets)
+    if fresh < 0 or (fresh and net_name != "main"):
+        raise ConfigError(f"fresh {fresh!r}: a positive number of hidden units, for the main network only")
+    main_net = start.net
+    if fresh:
+        torch.manual_seed(fresh_seed)
+        main_net = ValueNet(dataclasses.replace(start.net.spec, hidden=(fresh,)))
     if net_name == "main":
-        net = start.net
+        net = main_net
     else:
-        net = class_nets.get(net_name) or copy.deepcopy(start.net)
+        net = class_nets.get(net_name) or copy.deepcopy(main_net)
         class_nets[net_name] = net
     net.train()
     version = net.spec.encoding_version
@@ -453,9 +470,10 @@ def fit(
         if rec["holdout_bce"] < best:
             best = rec["holdout_bce"]
             save_checkpoint(
-                best_path, start.net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
+                best_path, main_net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
-                    "batch": batch, "net": net_name,
+                    "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed,
+                    "class_nets_from": str(class_nets_from),
                     "positions": len(xtr), "seed": seed}},
                 games_trained=base_games, last_eval="",
             )
@@ -488,7 +506,7 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--out", required=True)
     f.add_argument("--config", help="a preset (configs/refine/*.toml); the options below override it")
     for key, val in FitConfig().__dict__.items():
-        f.add_argument(f"--{key}", type=type(val), default=None, help=f"default {val!r}")
+        f.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=None, help=f"default {val!r}")
     f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
     args = ap.parse_args(argv)
     gen_cfg, fit_cfg = load_preset(args.config) if args.config else (GenerateConfig(), FitConfig())
@@ -500,7 +518,8 @@ def main(argv: list[str] | None = None) -> None:
         given = {k: getattr(args, k) for k in FitConfig().__dict__ if getattr(args, k) is not None}
         fc = dataclasses.replace(fit_cfg, **given)
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
-                      holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net)
+                      holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
+                      fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from)
         print(json.dumps(summary, indent=1))
 
 
