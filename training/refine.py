@@ -16,6 +16,10 @@ What gnubg did after its first TD network, on this machine's budget:
    average over the 21 rolls of the mover's best play, each valued by the
    network with exact bear-offs from the database; XG's 2-ply value of the
    position before the roll).  About 420 network evaluations a position.
+   With ``label = "rollout"`` each position is instead rolled out
+   (:func:`bgbot.engine.rollout.rollout_probs`: cubeless, truncated, the
+   first roll stratified; ``configs/refine/rollout-contact.toml``, measured
+   against gnubg by ``benchmarks/label_quality.py``).
    Positions and labels go to ``DIR/data/chunk-NNNNN.npz`` one chunk at a
    time, written atomically; chunk ``k`` is seeded by ``(seed, k)`` so a
    killed run resumes at the first missing chunk and makes the same data.
@@ -23,7 +27,7 @@ What gnubg did after its first TD network, on this machine's budget:
    or Ray, the network shipped by hash).
 3. **Fit** (``fit``): minibatch Adam on the binary cross-entropy between the
    network's sigmoid outputs and the labels, starting from the network that
-   made the labels, a held-out share of chunks scored every epoch; the best
+   made the labels (or, with ``fresh``, from a new, wider one), a held-out share of chunks scored every epoch; the best
    epoch (held-out loss) is saved as a checkpoint ``python -m training.ship``
    can publish.
 
@@ -249,7 +253,10 @@ def generate(
     from bgbot.engine.executor import ModelBlob, Task, run_tasks
 
     class_codes(cfg.classes)  # a bad class name fails here, not in every task
-    rollout_settings(cfg, 0)  # and so does a bad rollout label
+    if cfg.label not in ("lookahead", "rollout"):  # and so does a bad label kind or rollout setting
+        raise ConfigError(f"label {cfg.label!r}: choose lookahead or rollout")
+    if cfg.label == "rollout":
+        rollout_settings(cfg, 0)
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
@@ -285,7 +292,8 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
     """An executor task: chunk ``payload['chunk']`` of ``GenerateConfig(**payload['config'])``, sampled and labelled.
 
     ``evaluator`` is the labelling network with exact bear-offs (the task's model hash).  Positions
-    are from each row's side on roll, labels its five probabilities looked one roll ahead.
+    are from each row's side on roll, labels its five probabilities looked ``depth`` rolls ahead, or
+    rolled out (``label = "rollout"``, :func:`rollout_settings`).
     """
     cfg = GenerateConfig(**payload["config"])  # type: ignore[arg-type]
     if cfg.seed != seed:
@@ -302,9 +310,7 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
 
 def rollout_settings(cfg: GenerateConfig, chunk: int) -> RolloutSettings:
     """The rollout that labels chunk ``chunk`` (``cfg.label == "rollout"``): cubeless, checker play 1-ply,
-    the first roll stratified, seeded by ``(cfg.seed, chunk)``; a bad label kind or setting is a ConfigError."""
-    if cfg.label not in ("lookahead", "rollout"):
-        raise ConfigError(f"label {cfg.label!r}: choose lookahead or rollout")
+    the first roll stratified, seeded by ``(cfg.seed, chunk)``; a bad setting is a ConfigError."""
     if cfg.trials % 36:
         raise ConfigError(f"rollout labels: trials {cfg.trials!r} must be a multiple of 36 (stratified first roll)")
     return RolloutSettings(
