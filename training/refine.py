@@ -404,13 +404,13 @@ def fit(
     """
     if net_name != "main" and net_name not in CLASS_NETS:
         raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
+    if fresh < 0 or (fresh and net_name != "main"):
+        raise ConfigError(f"fresh {fresh!r}: a positive number of hidden units, for the main network only")
     if threads:
         set_torch_threads(threads)
     torch.manual_seed(seed)
     start = load_checkpoint(init)
     class_nets = dict(load_checkpoint(class_nets_from).class_nets if class_nets_from else start.class_nets)
-    if fresh < 0 or (fresh and net_name != "main"):
-        raise ConfigError(f"fresh {fresh!r}: a positive number of hidden units, for the main network only")
     main_net = start.net
     if fresh:
         torch.manual_seed(fresh_seed)
