@@ -20,20 +20,52 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path) -> None:
     torch.manual_seed(4)
     cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
     record = tmp_path / "generations.jsonl"
-    row = gate(cand, parent, "g1", games=4, record=record, progress=False, positions=12, yardstick=2)
+    row = gate(cand, parent, "g1", games=4, record=record, progress=False, positions=12, yardstick=2,
+               cube_plies=(1,))
     for ply in ("1", "2"):
         c = row["checker"][ply]
         assert c["positions"] == 12 and c["all"] >= 0 and c["contact"] >= 0
+    assert list(row["cube"]) == ["1"] and row["cube"]["1"]["positions"] == 12
+    assert 0 <= row["cube"]["1"]["agree"] <= 100 and row["cube"]["1"]["mae_opt"] > 0
     assert row["duel"]["games"] == 4 and abs(row["duel"]["ppg"]) <= 3
     assert row["yardstick"]["games"] == 2
+    theirs = row["parent_measures"]
+    assert theirs["checker"]["1"]["positions"] == 12 and list(theirs["cube"]) == ["1"]
     se = row["duel"]["se"] if row["duel"]["se"] is not None else float("inf")
-    passed = row["duel"]["ppg"] > se and row["checker"]["1"]["all"] < row["parent_checker_1ply"]
-    assert row["verdict"] == ("pass" if passed else "fail")
+    rules = {
+        "duel": row["duel"]["ppg"] > se,
+        "checker": row["checker"]["1"]["all"] + row["checker"]["2"]["all"]
+        < theirs["checker"]["1"]["all"] + theirs["checker"]["2"]["all"],
+        "cube": row["cube"]["1"]["agree"] >= theirs["cube"]["1"]["agree"] - 1.0,
+    }
+    assert row["rules"] == rules
+    assert row["verdict"] == ("pass" if all(rules.values()) else "fail")
     assert (tmp_path / "generations.png").stat().st_size > 10_000
-    # the same candidate against itself cannot pass: no duel won, no lower error
-    again = gate(cand, cand, "g1-self", games=2, record=record, progress=False, positions=12)
-    assert again["verdict"] == "fail"
+    # the same candidate against itself cannot pass: no duel won, no lower error; its own figures
+    # come from the record (the first gate measured it the same way)
+    again = gate(cand, cand, "g1-self", games=2, record=record, progress=False, positions=12, cube_plies=(1,))
+    assert again["verdict"] == "fail" and not again["rules"]["checker"] and again["rules"]["cube"]
+    assert again["parent_measures"] == {"checker": row["checker"], "cube": row["cube"]}
     assert [r["name"] for r in load_record(record)] == ["g1", "g1-self"]
+
+
+def test_each_rule_can_fail_on_its_own() -> None:
+    """A candidate that wins the duel still fails on worse checker play or on worse cube decisions."""
+    from training.gate import verdict_rules
+
+    def row(ppg: float, errors: tuple[float, float], agree: float) -> dict[str, object]:
+        return {"duel": {"ppg": ppg, "se": 0.01},
+                "checker": {"1": {"all": errors[0]}, "2": {"all": errors[1]}},
+                "cube": {"1": {"agree": agree}, "2": {"agree": agree}},
+                "parent_measures": {"checker": {"1": {"all": 4.0}, "2": {"all": 4.0}},
+                                    "cube": {"1": {"agree": 85.0}, "2": {"agree": 85.0}}}}
+
+    assert verdict_rules(row(0.02, (3.9, 4.0), 85.0)) == {"duel": True, "checker": True, "cube": True}
+    assert verdict_rules(row(0.005, (3.9, 4.0), 85.0))["duel"] is False
+    # a better 1-ply error does not make up for a worse 2-ply one: the mean counts
+    assert verdict_rules(row(0.02, (3.5, 4.6), 85.0))["checker"] is False
+    assert verdict_rules(row(0.02, (3.9, 4.0), 84.0))["cube"] is True  # within the slack
+    assert verdict_rules(row(0.02, (3.9, 4.0), 83.5))["cube"] is False
 
 
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
@@ -43,3 +75,5 @@ def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
         load_record(record)
     with pytest.raises(ConfigError, match="even number"):
         gate(tmp_path / "a.pt", tmp_path / "b.pt", "x", games=3, record=record, progress=False)
+    with pytest.raises(ConfigError, match="cube plies"):
+        gate(tmp_path / "a.pt", tmp_path / "b.pt", "x", games=2, record=record, progress=False, cube_plies=(4,))

@@ -1,7 +1,7 @@
-"""The generation gate: a new network ships only if it beats its parent and lowers the checker error.
+"""The generation gate: a new network ships only if it beats its parent and plays no worse anywhere measured.
 
     python -m training.gate runs/fit3/refined.pt --parent checkpoints/bgbot-default.pt \
-        --name refine3 --games 2000 --workers 2 [--yardstick 10000]
+        --name refine3 --games 10000 --seed 3 --workers 2 [--yardstick 10000]
 
 measures, for the candidate (and for the parent when the record does not
 hold it yet):
@@ -10,13 +10,28 @@ hold it yet):
   (400 positions with gnubg 2-ply equities): the mean equity loss of the
   chosen play in millipoints, split contact / race, cubeless, as
   ``benchmarks/checker_error.py`` computes it;
+* **cube agreement** at 1-, 2- and 3-ply on ``tests/data/benchmark/cube.jsonl``
+  (200 money positions with gnubg 2-ply decisions): how often the money cube
+  decision from the network's probabilities (gnubg's cube efficiency) is
+  gnubg's, and the mean absolute error of its optimal equity in millipoints,
+  as ``benchmarks/cube_error.py --x gnubg`` computes them;
 * a **duplicate-dice duel** candidate against parent at 1-ply, cubeless money
   games (:func:`bgbot.play.pit.run_pit`), ppg with its standard error;
 * optionally the **yardstick** (1-ply against pubeval).
 
-The candidate **passes** when it wins the duel by more than one standard
-error *and* its 1-ply checker error is lower than the parent's.  Every
-verdict is appended to the generations record (default
+The candidate **passes** when all three hold:
+
+1. it wins the duel by more than one standard error;
+2. its checker error, the mean of the 1-ply and 2-ply figures, is lower than the parent's;
+3. its cube agreement, the mean over the plies, is at most :data:`CUBE_SLACK`
+   points below the parent's.
+
+The second and third rules are there because generation 5 passed the older
+gate (duel and 1-ply error only) while its 2-ply play and its cube decisions
+got worse: a refit that sharpens the choice between sibling plays can move the
+absolute probabilities that lookahead and the cube read.
+
+Every verdict is appended to the generations record (default
 ``checkpoints/generations.jsonl``, rewritten atomically), and the
 per-generation curve (``checkpoints/generations.png``: ppg against pubeval
 and checker error against gnubg 2-ply, one point per generation) is redrawn
@@ -40,6 +55,11 @@ from bgbot.rules.position import Position, PositionClass, classify
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
+CUBE = ROOT / "tests" / "data" / "benchmark" / "cube.jsonl"
+CUBE_PLIES = (1, 2, 3)
+# How far (percentage points) the candidate's mean cube agreement may fall below its parent's: one
+# position in 200 at each of three plies is 0.5 point, and a refit reshuffles a few borderline ones.
+CUBE_SLACK = 1.0
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
 
 
@@ -72,6 +92,48 @@ def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[
     out = {"all": 1000 * statistics.fmean(every), "positions": len(every)}
     out.update({k: 1000 * statistics.fmean(v) for k, v in losses.items() if v})
     return out
+
+
+def cube_agreement(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
+    """How often ``engine``'s money cube decision at ``ply`` is gnubg 2-ply's, in percent, and its error.
+
+    Each row is a money position (side on roll's view, before the roll) with gnubg's decision and
+    equities; the decision is :func:`~bgbot.engine.cube.money_cube_decision` on the engine's cubeless
+    probabilities at ``ply`` with gnubg's cube efficiency, Jacoby off, as ``benchmarks/cube_error.py
+    --x gnubg`` takes it. ``mae_opt`` is the mean absolute error of the optimal equity, millipoints.
+    """
+    from bgbot.engine.cube import money_cube_decision
+
+    agree = 0
+    errors = []
+    for row in rows:
+        pos = Position.from_id(row["position"])
+        owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
+        d = money_cube_decision(engine.evaluate(pos, ply).tolist(), cube_value=row["cube"]["value"], owner=owner,
+                                x=engine.cube_efficiency(pos))
+        agree += d.action == row["decision"]
+        errors.append(abs(d.equity_optimal - row["equity_optimal"]))
+    return {"agree": 100 * agree / len(rows), "mae_opt": 1000 * statistics.fmean(errors), "positions": len(rows)}
+
+
+def _mean_agreement(cube: dict[str, dict[str, float]]) -> float:
+    return statistics.fmean(c["agree"] for c in cube.values())
+
+
+def _mean_error(checker: dict[str, dict[str, float]]) -> float:
+    return statistics.fmean(checker[p]["all"] for p in ("1", "2"))
+
+
+def measure(
+    checkpoint: str | Path, checker_rows: list[dict[str, Any]], cube_rows: list[dict[str, Any]],
+    cube_plies: tuple[int, ...] = CUBE_PLIES,
+) -> dict[str, Any]:
+    """A network's checker error at 1- and 2-ply and its cube agreement at ``cube_plies`` (the gate's benchmarks)."""
+    engine = Engine.load(checkpoint)
+    return {
+        "checker": {str(ply): checker_error(engine, checker_rows, ply) for ply in (1, 2)},
+        "cube": {str(ply): cube_agreement(engine, cube_rows, ply) for ply in cube_plies},
+    }
 
 
 def load_record(path: str | Path) -> list[dict[str, Any]]:
@@ -158,32 +220,35 @@ def gate(
     note: str = "",
     progress: bool = True,
     positions: int | None = None,
+    cube_plies: tuple[int, ...] = CUBE_PLIES,
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
-    ``positions`` limits the checker benchmark to its first N positions (tests); the verdict is
-    from the candidate's point of view against its parent.
+    ``positions`` limits the checker and cube benchmarks to their first N positions and
+    ``cube_plies`` the plies of the cube benchmark (tests); the parent's figures come from the
+    record when it holds the parent measured the same way. The verdict is from the candidate's
+    point of view against its parent.
     """
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
 
     if games < 2 or games % 2:
         raise ConfigError(f"--games must be an even number >= 2 (duplicate pairs), got {games!r}")
+    if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
+        raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:positions]
+    cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:positions]
     t0 = time.perf_counter()
-    engine = Engine.load(candidate)
-    checker = {str(ply): checker_error(engine, rows, ply) for ply in (1, 2)}
-    parent_rows = [r for r in load_record(record) if r.get("sha256") == file_hash(parent)]
-    if parent_rows:
-        parent_1ply = parent_rows[-1]["checker"]["1"]["all"]
-    else:
-        parent_1ply = checker_error(Engine.load(parent), rows, 1)["all"]
+    mine = measure(candidate, rows, cube_rows, cube_plies)
+    theirs = _recorded(record, file_hash(parent), len(rows), len(cube_rows), cube_plies)
+    if theirs is None:
+        theirs = measure(parent, rows, cube_rows, cube_plies)
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
         "name": name, "checkpoint": str(candidate), "sha256": file_hash(candidate), "parent": str(parent),
-        "parent_sha256": file_hash(parent), "checker": checker,
-        "parent_checker_1ply": parent_1ply,
+        "parent_sha256": file_hash(parent), **mine,
+        "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
     }
     if yardstick:
@@ -196,15 +261,41 @@ def gate(
         res = play_duel(greedy_chooser(NetEvaluator(load_model(candidate).net)), pubeval.choose, yardstick // 2,
                         seed=seed, progress=progress)
         row["yardstick"] = {"ppg": res.ppg, "se": res.se, "games": yardstick, "seed": seed}
-    se = duel.ppg_se if duel.ppg_se is not None else float("inf")  # too few pairs: no verdict can pass
-    passed = duel.ppg > se and checker["1"]["all"] < parent_1ply
-    row["verdict"] = "pass" if passed else "fail"
+    row["rules"] = verdict_rules(row)
+    row["verdict"] = "pass" if all(row["rules"].values()) else "fail"
     row["seconds"] = round(time.perf_counter() - t0, 1)
     if note:
         row["note"] = note
     append_record(record, row)
     plot_generations(record, Path(record).with_suffix(".png"))
     return row
+
+
+def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
+    """The gate's three rules on a measured record row (see the module docstring): each True when met."""
+    duel = row["duel"]
+    se = duel["se"] if duel["se"] is not None else float("inf")  # too few pairs: no verdict can pass
+    theirs = row["parent_measures"]
+    return {
+        "duel": duel["ppg"] > se,
+        "checker": _mean_error(row["checker"]) < _mean_error(theirs["checker"]),
+        "cube": _mean_agreement(row["cube"]) >= _mean_agreement(theirs["cube"]) - CUBE_SLACK,
+    }
+
+
+def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,
+              cube_plies: tuple[int, ...]) -> dict[str, Any] | None:
+    """The latest measures of the network with ``sha256`` in the record, if taken on the same benchmarks."""
+    for r in reversed(load_record(record)):
+        if r.get("sha256") != sha256:
+            continue
+        checker, cube = r.get("checker", {}), r.get("cube", {})
+        same_checker = all(checker.get(p, {}).get("positions") == n_checker for p in ("1", "2"))
+        same_cube = sorted(cube) == sorted(str(p) for p in cube_plies) and all(
+            c.get("positions") == n_cube for c in cube.values())
+        if same_checker and same_cube:
+            return {"checker": checker, "cube": cube}
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -222,8 +313,15 @@ def main(argv: list[str] | None = None) -> None:
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
                yardstick=args.yardstick, record=args.record, note=args.note)
     print(json.dumps(row, indent=1))
-    print(f"verdict: {row['verdict']} (duel {row['duel']['ppg']:+.3f} +- {row['duel']['se']}; 1-ply error "
-          f"{row['checker']['1']['all']:.1f} mp against the parent's {row['parent_checker_1ply']:.1f})")
+    theirs = row["parent_measures"]
+    failed = [k for k, ok in row["rules"].items() if not ok]
+    print(f"verdict: {row['verdict']} ({'failed: ' + ', '.join(failed) if failed else 'every rule met'})")
+    print(f"  duel {row['duel']['ppg']:+.3f} +- {row['duel']['se']}")
+    print(f"  checker error 1-/2-ply {row['checker']['1']['all']:.2f} / {row['checker']['2']['all']:.2f} mp, "
+          f"parent {theirs['checker']['1']['all']:.2f} / {theirs['checker']['2']['all']:.2f}")
+    for label, m in (("candidate", row), ("parent", theirs)):
+        cube = " / ".join(f"{c['agree']:.1f}" for c in m["cube"].values())
+        print(f"  {label}: cube agreement {' / '.join(m['cube'])}-ply {cube}%")
 
 
 if __name__ == "__main__":
