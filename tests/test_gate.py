@@ -14,7 +14,17 @@ from bgbot.eval.nets import ValueNet, save_checkpoint
 from training.gate import gate, load_record
 
 
-def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path) -> None:
+def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import training.gate as gate_module
+
+    measured: list[str] = []
+    real_measure = gate_module.measure
+
+    def counting_measure(checkpoint: str | Path, *args: object) -> dict[str, object]:
+        measured.append(Path(checkpoint).name)
+        return real_measure(checkpoint, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gate_module, "measure", counting_measure)
     torch.manual_seed(3)
     parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
     torch.manual_seed(4)
@@ -27,6 +37,7 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path) -> None:
         assert c["positions"] == 12 and c["all"] >= 0 and c["contact"] >= 0
     assert list(row["cube"]) == ["1"] and row["cube"]["1"]["positions"] == 12
     assert 0 <= row["cube"]["1"]["agree"] <= 100 and row["cube"]["1"]["mae_opt"] > 0
+    assert measured == ["cand.pt", "parent.pt"]
     assert row["duel"]["games"] == 4 and abs(row["duel"]["ppg"]) <= 3
     assert row["yardstick"]["games"] == 2
     theirs = row["parent_measures"]
@@ -46,7 +57,12 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path) -> None:
     again = gate(cand, cand, "g1-self", games=2, record=record, progress=False, positions=12, cube_plies=(1,))
     assert again["verdict"] == "fail" and not again["rules"]["checker"] and again["rules"]["cube"]
     assert again["parent_measures"] == {"checker": row["checker"], "cube": row["cube"]}
-    assert [r["name"] for r in load_record(record)] == ["g1", "g1-self"]
+    assert measured == ["cand.pt", "parent.pt", "cand.pt"]
+    # a parent measured once, as some candidate's parent, is not measured again
+    third = gate(parent, parent, "p-self", games=2, record=record, progress=False, positions=12, cube_plies=(1,))
+    assert third["parent_measures"] == theirs and third["checker"] == theirs["checker"]
+    assert measured == ["cand.pt", "parent.pt", "cand.pt", "parent.pt"]  # as the candidate only
+    assert [r["name"] for r in load_record(record)] == ["g1", "g1-self", "p-self"]
 
 
 def test_each_rule_can_fail_on_its_own() -> None:

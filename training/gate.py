@@ -285,11 +285,15 @@ def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
 
 def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,
               cube_plies: tuple[int, ...]) -> dict[str, Any] | None:
-    """The latest measures of the network with ``sha256`` in the record, if taken on the same benchmarks."""
+    """The latest measures of the network with ``sha256`` in the record (as a candidate or as a parent),
+    if taken on the same benchmarks."""
     for r in reversed(load_record(record)):
-        if r.get("sha256") != sha256:
+        if r.get("sha256") == sha256:
+            checker, cube = r.get("checker", {}), r.get("cube", {})
+        elif r.get("parent_sha256") == sha256 and "parent_measures" in r:
+            checker, cube = r["parent_measures"]["checker"], r["parent_measures"]["cube"]
+        else:
             continue
-        checker, cube = r.get("checker", {}), r.get("cube", {})
         same_checker = all(checker.get(p, {}).get("positions") == n_checker for p in ("1", "2"))
         same_cube = sorted(cube) == sorted(str(p) for p in cube_plies) and all(
             c.get("positions") == n_cube for c in cube.values())
