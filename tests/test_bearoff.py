@@ -401,6 +401,21 @@ def test_evaluate_outputs_are_consistent(db: BearoffDB) -> None:
     assert (wg[theirs_n == 15] > 0).any() and (lg[mine_n == 15] > 0).any()
 
 
+def test_compiled_lookup_equals_the_numpy_one(db: BearoffDB) -> None:
+    """evaluate_home's compiled kernel and its numpy statement agree on random two-sided positions."""
+    counts = unrank_all()
+    rng = np.random.default_rng(12)
+    fifteen = np.arange(num_positions(14), len(counts))
+    ia = np.concatenate([rng.integers(0, len(counts), 2000), rng.choice(fifteen, 500), [0, len(counts) - 1]])
+    ib = np.concatenate([rng.choice(fifteen, 500), rng.integers(0, len(counts), 2000), [len(counts) - 1, 0]])
+    boards = boards_of(counts[ia], counts[ib]).astype(np.int8)
+    got = db.evaluate_home(boards)
+    want = db._evaluate_home_numpy(boards)
+    assert got.dtype == np.float32 and got.shape == want.shape == (2502, 5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-7)
+    assert (got[:, 1] > 0).any() and (got[:, 3] > 0).any()  # both gammon branches are exercised
+
+
 # ---------------------------------------------------------------------------
 # is_bearoff and input errors
 # ---------------------------------------------------------------------------

@@ -517,6 +517,15 @@ class BearoffDB:
         :func:`home_rows` on a database that :meth:`holds_every_home_board`):
         the search's evaluator, on thousands of rows per call.
         """
+        if jit.COMPILED:
+            out = np.empty((boards.shape[0], 5), dtype=np.float32)
+            _home_probs(np.ascontiguousarray(boards, dtype=np.int8), self.rolls, self._surv, self._surv_first,
+                        _BINOM, out)
+            return out
+        return self._evaluate_home_numpy(boards)
+
+    def _evaluate_home_numpy(self, boards: NDArray[np.integer]) -> NDArray[np.float32]:
+        """:meth:`evaluate_home` in numpy (the interpreted kernels' way, and the compiled one's reference)."""
         b = boards
         mine = b[:, 1 : NUM_POINTS + 1].astype(np.int64)
         theirs = -b[:, 24 : 24 - NUM_POINTS : -1].astype(np.int64)  # their point j is slot 25 - j
@@ -535,6 +544,59 @@ class BearoffDB:
         lose_g = np.einsum("nt,nt->n", self.rolls[ib[g]].astype(np.float64), self._surv_first[ia[g], 1:])
         out[g, 3] = np.clip(lose_g, 0.0, 1.0 - win[g])
         return out
+
+
+@njit(cache=True, inline="always")
+def _rank_side(board: NDArray[np.int8], sign: int, binom: NDArray[np.int64]) -> tuple[int, int]:
+    """:func:`_rank` of one side's home board in one board (``sign`` 1: the side on roll, -1: the
+    opponent, whose point j is slot 25 - j), and its number of checkers."""
+    n = 0
+    for j in range(1, NUM_POINTS + 1):
+        n += board[j] if sign > 0 else -board[25 - j]
+    rank = binom[n + NUM_POINTS - 1, NUM_POINTS]
+    rest = n
+    for k in range(NUM_POINTS - 1):
+        m = NUM_POINTS - 1 - k
+        c = board[k + 1] if sign > 0 else -board[24 - k]
+        rank += binom[rest - c - 1 + m, m]
+        rest -= c
+    return rank, n
+
+
+@njit(cache=True)
+def _home_probs(
+    boards: NDArray[np.int8],
+    rolls: NDArray[np.float32],
+    surv: NDArray[np.float64],
+    surv_first: NDArray[np.float64],
+    binom: NDArray[np.int64],
+    out: NDArray[np.float32],
+) -> None:
+    """:meth:`BearoffDB.evaluate_home` compiled, row by row: the same sums in float64, in turn order."""
+    t = rolls.shape[1]
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        ia, na = _rank_side(b, 1, binom)
+        ib, nb = _rank_side(b, -1, binom)
+        win = 0.0
+        for k in range(t):
+            win += np.float64(rolls[ia, k]) * surv[ib, k]
+        win = min(max(win, 0.0), 1.0)
+        wg = 0.0
+        if nb == MAX_CHECKERS:
+            for k in range(t):
+                wg += np.float64(rolls[ia, k]) * surv_first[ib, k]
+            wg = min(max(wg, 0.0), win)
+        lg = 0.0
+        if na == MAX_CHECKERS:
+            for k in range(t):
+                lg += np.float64(rolls[ib, k]) * surv_first[ia, k + 1]
+            lg = min(max(lg, 0.0), 1.0 - win)
+        out[r, 0] = win
+        out[r, 1] = wg
+        out[r, 2] = 0.0
+        out[r, 3] = lg
+        out[r, 4] = 0.0
 
 
 @njit(cache=True)
