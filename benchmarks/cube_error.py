@@ -15,6 +15,7 @@ Usage::
     python benchmarks/cube_error.py --x 0.7
     python benchmarks/cube_error.py --x gnubg       # gnubg's x: 0.68 contact, pip-based in races
     python benchmarks/cube_error.py --search-x      # scan x for the best agreement / error
+    python benchmarks/cube_error.py --evaluator bgbot2 --probs   # where the probabilities differ from gnubg's
 
 To plug in another evaluator (for example bgbot's network), add a function
 ``(rows) -> list of 5 probabilities per row`` to :data:`EVALUATORS`.
@@ -170,6 +171,23 @@ def print_report(rep: Report, label: str) -> None:
         print(f"{short[g]:>7} " + "".join(f"{rep.confusion.get((g, o), 0):>7}" for o in ACTIONS))
 
 
+def print_prob_errors(rows: Sequence[Row], probs: Sequence[Sequence[float]]) -> None:
+    """Mean and rms of (evaluator - gnubg 2-ply) per output, over all rows and over gnubg's "too good" ones."""
+    names = ("win", "win_g", "win_bg", "lose_g", "lose_bg")
+    diffs = [[p - g for p, g in zip(mine, row["probs"], strict=True)] for mine, row in zip(probs, rows, strict=True)]
+    good = [d for d, row in zip(diffs, rows, strict=True) if row["decision"].startswith("too_good")]
+    print("== probabilities minus gnubg 2-ply's (side on roll, before the roll)")
+    print("             " + "".join(f"{n:>9}" for n in names))
+    for label, ds in (("mean, all", diffs), ("rms, all", diffs), (f"mean, TG ({len(good)})", good)):
+        if not ds:
+            continue
+        cols = list(zip(*ds, strict=True))
+        vals = [statistics.fmean(c) for c in cols] if label.startswith("mean") else [
+            statistics.fmean(x * x for x in c) ** 0.5 for c in cols]
+        sign = "+" if label.startswith("mean") else ""
+        print(f"{label:<13}" + "".join(f"{v:>{sign}9.4f}" for v in vals))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="cube.jsonl to read")
@@ -179,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--search-x", action="store_true", help="also scan constant x from 0.40 to 1.00")
     ap.add_argument("--checkpoint", help="network for the bgbot evaluators (default: $BGBOT_CHECKPOINT or shipped)")
+    ap.add_argument("--probs", action="store_true", help="also print the probabilities' errors per output")
     args = ap.parse_args(argv)
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
@@ -198,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         xs = [x] * len(rows)
         label = f"x = {x:g}"
     print_report(evaluate(rows, probs, xs), f"{label}, evaluator {args.evaluator}")
+    if args.probs:
+        print_prob_errors(rows, probs)
 
     if args.search_x:
         scan = [(x100 / 100, evaluate(rows, probs, [x100 / 100] * len(rows))) for x100 in range(40, 101)]
