@@ -15,6 +15,7 @@ from bgbot.eval.evaluate import NetEvaluator
 from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
+from bgbot.rules.position import Position
 from training.refine import GenerateConfig, fit, generate, load_chunks
 
 CFG = GenerateConfig(seed=5, chunk_size=96, parallel=16, explore=0.1, keep=0.5)
@@ -341,3 +342,55 @@ def test_the_generation_5_presets_load(name: str) -> None:
     assert (fc.fresh, fc.epochs) == ((256, 15) if name == "fresh256" else (0, 8))
     td = load_config(TrainConfig, root / "configs" / "td256.toml")
     assert td.hidden == (256,) and td.init_from == "runs/fit-fresh256/refined.pt"
+
+
+def test_average_is_the_weighted_mean_of_every_network(tmp_path: Path) -> None:
+    """refine average: main and class networks are the weighted means of their counterparts."""
+    from training.refine import average, main
+
+    spec = ModelSpec(3, (8,))
+    paths = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        paths.append(save_checkpoint(tmp_path / f"m{seed}.pt", ValueNet(spec), class_nets={"race": ValueNet(spec)},
+                                     games_trained=seed * 100))
+    summary = average(paths, [3.0, 1.0], tmp_path / "avg")
+    assert summary["average"] == {"models": [str(p) for p in paths], "weights": [0.75, 0.25]}
+    a, b, got = (load_checkpoint(p) for p in (*paths, tmp_path / "avg" / "refined.pt"))
+    for name, want in got.net.state_dict().items():
+        torch.testing.assert_close(want, 0.75 * a.net.state_dict()[name] + 0.25 * b.net.state_dict()[name])
+    for name, want in got.class_nets["race"].state_dict().items():
+        mix = 0.75 * a.class_nets["race"].state_dict()[name] + 0.25 * b.class_nets["race"].state_dict()[name]
+        torch.testing.assert_close(want, mix)
+    assert got.data["games_trained"] == 200
+    assert json.loads((tmp_path / "avg" / "average.json").read_text())["class_nets"] == ["race"]
+    # the command line, equal weights by default; the model plays
+    main(["average", "--models", str(paths[0]), str(paths[1]), "--out", str(tmp_path / "eq")])
+    eq = load_checkpoint(tmp_path / "eq" / "refined.pt")
+    for name, want in eq.net.state_dict().items():
+        torch.testing.assert_close(want, (a.net.state_dict()[name] + b.net.state_dict()[name]) / 2)
+    start = np.array([Position.start().board], dtype=np.int8)
+    probs = NetEvaluator(load_model(tmp_path / "eq" / "refined.pt").net)(start)
+    assert probs.shape == (1, 5) and 0 < probs[0, 0] < 1
+
+
+def test_average_refuses_what_it_cannot_mean(tmp_path: Path) -> None:
+    from bgbot.errors import CheckpointError
+    from training.refine import average
+
+    torch.manual_seed(1)
+    small = save_checkpoint(tmp_path / "small.pt", ValueNet(ModelSpec(3, (8,))))
+    wide = save_checkpoint(tmp_path / "wide.pt", ValueNet(ModelSpec(3, (16,))))
+    classy = save_checkpoint(tmp_path / "classy.pt", ValueNet(ModelSpec(3, (8,))),
+                             class_nets={"crashed": ValueNet(ModelSpec(3, (8,)))})
+    with pytest.raises(CheckpointError, match="only networks of one shape"):
+        average([small, wide], None, tmp_path / "x")
+    with pytest.raises(CheckpointError, match="different class networks"):
+        average([small, classy], None, tmp_path / "x")
+    with pytest.raises(ConfigError, match="two or more models"):
+        average([small], None, tmp_path / "x")
+    with pytest.raises(ConfigError, match="positive"):
+        average([small, small], [1.0, 0.0], tmp_path / "x")
+    with pytest.raises(ConfigError, match="one weight per model"):
+        average([small, small], [1.0], tmp_path / "x")
+    assert not (tmp_path / "x").exists()

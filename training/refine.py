@@ -31,6 +31,12 @@ What gnubg did after its first TD network, on this machine's budget:
    epoch (held-out loss) is saved as a checkpoint ``python -m training.ship``
    can publish.
 
+4. **Average** (``average``): the weighted mean of the weights of networks of one family (the same
+   start, trained on in different ways): generation 6 is generation 5's refit averaged with the
+   self-play network it was refitted from, trained on for more games (the commands are in
+   ``configs/td256b.toml``). Such a mean keeps much of what each branch learnt
+   ("model soups"): the refit's sharp 1-ply choices and self-play's consistent lookahead and gammons.
+
 A round is generate + fit; the next round labels with the refined network.
 The loss is the same one self-play TD uses, only the target changes from a
 lambda-return of one game to an expectation over every roll, which has far
@@ -491,6 +497,51 @@ def fit(
     return summary
 
 
+def average(models: list[str | Path], weights: list[float] | None, out: str | Path) -> dict[str, object]:
+    """Write the weighted mean of ``models``' networks to ``out/refined.pt`` (and ``out/average.json``).
+
+    Every model must have the same main network shape (encoding version, hidden sizes, activation)
+    and the same class networks, each of one shape; ``weights`` (default equal) are positive and
+    normalised to sum to 1. Each network, main and class, is the mean of its counterparts.
+    """
+    if len(models) < 2:
+        raise ConfigError(f"average needs two or more models, got {[str(m) for m in models]!r}")
+    w = [1.0] * len(models) if weights is None else list(weights)
+    if len(w) != len(models):
+        raise ConfigError(f"{len(w)} weights for {len(models)} models: give one weight per model")
+    if not all(isinstance(x, float | int) and np.isfinite(x) and x > 0 for x in w):
+        raise ConfigError(f"average weights must be positive numbers, got {w!r}")
+    w = [float(x) / sum(w) for x in w]
+    cks = [load_checkpoint(m) for m in models]
+    first = cks[0]
+    for m, ck in zip(models, cks, strict=True):
+        if ck.net.spec != first.net.spec:
+            raise CheckpointError(f"{str(m)!r} has a {ck.net.spec} main network, {str(models[0])!r} a "
+                                  f"{first.net.spec}: only networks of one shape can be averaged")
+        if sorted(ck.class_nets) != sorted(first.class_nets) or any(
+                ck.class_nets[k].spec != first.class_nets[k].spec for k in first.class_nets):
+            raise CheckpointError(f"{str(m)!r} and {str(models[0])!r} have different class networks "
+                                  f"({sorted(ck.class_nets)} against {sorted(first.class_nets)})")
+
+    def mean(nets: list[ValueNet]) -> ValueNet:
+        states = [n.state_dict() for n in nets]
+        net = copy.deepcopy(nets[0])
+        net.load_state_dict({k: sum(x * st[k] for x, st in zip(w, states, strict=True)) for k in states[0]})
+        return net
+
+    main_net = mean([ck.net for ck in cks])
+    class_nets = {k: mean([ck.class_nets[k] for ck in cks]) for k in first.class_nets}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    info = {"average": {"models": [str(m) for m in models], "weights": w}}
+    save_checkpoint(out / "refined.pt", main_net, class_nets=class_nets,
+                    config={**first.data.get("config", {}), **info},
+                    games_trained=max(int(ck.data.get("games_trained", 0)) for ck in cks), last_eval="")
+    summary = {**info, "spec": str(first.net.spec), "class_nets": sorted(class_nets)}
+    _atomic_text(out / "average.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -514,7 +565,14 @@ def main(argv: list[str] | None = None) -> None:
     for key, val in FitConfig().__dict__.items():
         f.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=None, help=f"default {val!r}")
     f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
+    a = sub.add_parser("average", help="the weighted mean of networks of one family")
+    a.add_argument("--models", required=True, nargs="+", help="torch checkpoints (.pt) of one network shape")
+    a.add_argument("--weights", type=float, nargs="+", help="one positive weight per model (default equal)")
+    a.add_argument("--out", required=True, help="folder for refined.pt and average.json")
     args = ap.parse_args(argv)
+    if args.cmd == "average":
+        print(json.dumps(average(args.models, args.weights, args.out), indent=1))
+        return
     gen_cfg, fit_cfg = load_preset(args.config) if args.config else (GenerateConfig(), FitConfig())
     if args.cmd == "generate":
         given = {k: getattr(args, k) for k in GenerateConfig().__dict__ if getattr(args, k) is not None}
