@@ -355,7 +355,7 @@ def test_average_is_the_weighted_mean_of_every_network(tmp_path: Path) -> None:
         paths.append(save_checkpoint(tmp_path / f"m{seed}.pt", ValueNet(spec), class_nets={"race": ValueNet(spec)},
                                      games_trained=seed * 100))
     summary = average(paths, [3.0, 1.0], tmp_path / "avg")
-    assert summary["average"] == {"models": [str(p) for p in paths], "weights": [0.75, 0.25]}
+    assert summary["average"] == {"models": [str(p) for p in paths], "weights": [0.75, 0.25], "class_nets_from": ""}
     a, b, got = (load_checkpoint(p) for p in (*paths, tmp_path / "avg" / "refined.pt"))
     for name, want in got.net.state_dict().items():
         torch.testing.assert_close(want, 0.75 * a.net.state_dict()[name] + 0.25 * b.net.state_dict()[name])
@@ -387,6 +387,12 @@ def test_average_refuses_what_it_cannot_mean(tmp_path: Path) -> None:
         average([small, wide], None, tmp_path / "x")
     with pytest.raises(CheckpointError, match="different class networks"):
         average([small, classy], None, tmp_path / "x")
+    # ... unless the class networks come from elsewhere: then only the main networks are averaged
+    average([small, classy], None, tmp_path / "y", class_nets_from=classy)
+    got, want = load_checkpoint(tmp_path / "y" / "refined.pt"), load_checkpoint(classy)
+    assert list(got.class_nets) == ["crashed"]
+    for name, value in got.class_nets["crashed"].state_dict().items():
+        torch.testing.assert_close(value, want.class_nets["crashed"].state_dict()[name])
     with pytest.raises(ConfigError, match="two or more models"):
         average([small], None, tmp_path / "x")
     with pytest.raises(ConfigError, match="positive"):

@@ -497,12 +497,15 @@ def fit(
     return summary
 
 
-def average(models: list[str | Path], weights: list[float] | None, out: str | Path) -> dict[str, object]:
+def average(models: list[str | Path], weights: list[float] | None, out: str | Path,
+            class_nets_from: str | Path = "") -> dict[str, object]:
     """Write the weighted mean of ``models``' networks to ``out/refined.pt`` (and ``out/average.json``).
 
     Every model must have the same main network shape (encoding version, hidden sizes, activation)
     and the same class networks, each of one shape; ``weights`` (default equal) are positive and
-    normalised to sum to 1. Each network, main and class, is the mean of its counterparts.
+    normalised to sum to 1. Each network, main and class, is the mean of its counterparts. With
+    ``class_nets_from`` only the main networks are averaged, and the class networks are that
+    checkpoint's (a self-play checkpoint has none of its own).
     """
     if len(models) < 2:
         raise ConfigError(f"average needs two or more models, got {[str(m) for m in models]!r}")
@@ -518,6 +521,8 @@ def average(models: list[str | Path], weights: list[float] | None, out: str | Pa
         if ck.net.spec != first.net.spec:
             raise CheckpointError(f"{str(m)!r} has a {ck.net.spec} main network, {str(models[0])!r} a "
                                   f"{first.net.spec}: only networks of one shape can be averaged")
+        if class_nets_from:
+            continue
         if sorted(ck.class_nets) != sorted(first.class_nets) or any(
                 ck.class_nets[k].spec != first.class_nets[k].spec for k in first.class_nets):
             raise CheckpointError(f"{str(m)!r} and {str(models[0])!r} have different class networks "
@@ -530,10 +535,13 @@ def average(models: list[str | Path], weights: list[float] | None, out: str | Pa
         return net
 
     main_net = mean([ck.net for ck in cks])
-    class_nets = {k: mean([ck.class_nets[k] for ck in cks]) for k in first.class_nets}
+    if class_nets_from:
+        class_nets = dict(load_checkpoint(class_nets_from).class_nets)
+    else:
+        class_nets = {k: mean([ck.class_nets[k] for ck in cks]) for k in first.class_nets}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    info = {"average": {"models": [str(m) for m in models], "weights": w}}
+    info = {"average": {"models": [str(m) for m in models], "weights": w, "class_nets_from": str(class_nets_from)}}
     save_checkpoint(out / "refined.pt", main_net, class_nets=class_nets,
                     config={**first.data.get("config", {}), **info},
                     games_trained=max(int(ck.data.get("games_trained", 0)) for ck in cks), last_eval="")
@@ -569,9 +577,10 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument("--models", required=True, nargs="+", help="torch checkpoints (.pt) of one network shape")
     a.add_argument("--weights", type=float, nargs="+", help="one positive weight per model (default equal)")
     a.add_argument("--out", required=True, help="folder for refined.pt and average.json")
+    a.add_argument("--class-nets-from", default="", help="take the class networks from this checkpoint instead")
     args = ap.parse_args(argv)
     if args.cmd == "average":
-        print(json.dumps(average(args.models, args.weights, args.out), indent=1))
+        print(json.dumps(average(args.models, args.weights, args.out, args.class_nets_from), indent=1))
         return
     gen_cfg, fit_cfg = load_preset(args.config) if args.config else (GenerateConfig(), FitConfig())
     if args.cmd == "generate":
