@@ -372,6 +372,12 @@ def test_average_is_the_weighted_mean_of_every_network(tmp_path: Path) -> None:
     start = np.array([Position.start().board], dtype=np.int8)
     probs = NetEvaluator(load_model(tmp_path / "eq" / "refined.pt").net)(start)
     assert probs.shape == (1, 5) and 0 < probs[0, 0] < 1
+    # an average ships as a refinement does, its record beside it
+    from training.ship import ship
+
+    shipped = ship(tmp_path / "eq", "m", tmp_path / "ckpt", tmp_path / "models", refined=True)
+    np.testing.assert_allclose(NetEvaluator(load_model(shipped).net)(start), probs, atol=1e-6)
+    assert json.loads((tmp_path / "ckpt" / "m-refine" / "average.json").read_text())["average"]["weights"] == [0.5, 0.5]
 
 
 def test_average_refuses_what_it_cannot_mean(tmp_path: Path) -> None:
