@@ -33,8 +33,8 @@ absolute probabilities that lookahead and the cube read.
 
 Every verdict is appended to the generations record (default
 ``checkpoints/generations.jsonl``, rewritten atomically), and the
-per-generation curve (``checkpoints/generations.png``: ppg against pubeval
-and checker error against gnubg 2-ply, one point per generation) is redrawn
+per-generation curve (``checkpoints/generations.png``: ppg against pubeval,
+checker error against gnubg 2-ply and cube agreement, one point per generation) is redrawn
 from it.  Shipping stays a separate step (``python -m training.ship``), taken
 when the gate says pass.
 """
@@ -165,7 +165,8 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
 
 
 def plot_generations(record: str | Path, png: str | Path) -> Path:
-    """Draw ppg against pubeval and checker error against gnubg 2-ply, one point per generation."""
+    """Draw ppg against pubeval, checker error against gnubg 2-ply and cube agreement, one point per generation
+    (cube agreement only for the generations the gate measured it for)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -174,7 +175,8 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     rows = load_record(record)
     names = [r["name"] for r in rows]
     xs = list(range(len(rows)))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), dpi=100, sharex=True)
+    fig, (top, bottom, cube_ax) = plt.subplots(3, 1, figsize=(11, 9), dpi=100, sharex=True,
+                                               gridspec_kw={"height_ratios": [3, 3, 2]})
     ys = [(x, r["yardstick"]["ppg"], r["yardstick"].get("se", 0.0)) for x, r in zip(xs, rows, strict=True)
           if r.get("yardstick")]
     if ys:
@@ -196,9 +198,17 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
             bottom.annotate("not shipped", (x, r["checker"]["1"]["all"]), textcoords="offset points",
                             xytext=(0, 8), ha="center", fontsize=7, color="grey")
     bottom.set_ylabel("checker error vs gnubg 2-ply (mp)")
-    bottom.set_xticks(xs, names, rotation=15, fontsize=8)
     bottom.legend(loc="upper right", fontsize=8)
     bottom.grid(alpha=0.3)
+    for ply, style in (("1", "o-"), ("2", "s-"), ("3", "^-")):
+        pts = [(x, r["cube"][ply]["agree"]) for x, r in zip(xs, rows, strict=True) if ply in r.get("cube", {})]
+        if pts:
+            cube_ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
+    cube_ax.axhline(89, color="tab:green", lw=0.8, ls="--", label="target 2-ply (89%)")
+    cube_ax.set_ylabel("cube agreement with\ngnubg 2-ply (%)")
+    cube_ax.legend(loc="lower left", fontsize=8, ncol=4)
+    cube_ax.grid(alpha=0.3)
+    cube_ax.set_xticks(xs, names, rotation=40, ha="right", fontsize=8)
     fig.suptitle("bgbot per generation")
     fig.tight_layout()
     png = Path(png)
