@@ -399,6 +399,12 @@ def test_average_refuses_what_it_cannot_mean(tmp_path: Path) -> None:
     assert list(got.class_nets) == ["crashed"]
     for name, value in got.class_nets["crashed"].state_dict().items():
         torch.testing.assert_close(value, want.class_nets["crashed"].state_dict()[name])
+    # one model and class networks from another: that model's main network with them
+    average([small], None, tmp_path / "z", class_nets_from=classy)
+    one = load_checkpoint(tmp_path / "z" / "refined.pt")
+    assert list(one.class_nets) == ["crashed"]
+    for name, value in one.net.state_dict().items():
+        torch.testing.assert_close(value, load_checkpoint(small).net.state_dict()[name])
     with pytest.raises(ConfigError, match="two or more models"):
         average([small], None, tmp_path / "x")
     with pytest.raises(ConfigError, match="positive"):

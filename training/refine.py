@@ -505,10 +505,12 @@ def average(models: list[str | Path], weights: list[float] | None, out: str | Pa
     and the same class networks, each of one shape; ``weights`` (default equal) are positive and
     normalised to sum to 1. Each network, main and class, is the mean of its counterparts. With
     ``class_nets_from`` only the main networks are averaged, and the class networks are that
-    checkpoint's (a self-play checkpoint has none of its own).
+    checkpoint's (a self-play checkpoint has none of its own); one model and ``class_nets_from``
+    give that model's main network with those class networks.
     """
-    if len(models) < 2:
-        raise ConfigError(f"average needs two or more models, got {[str(m) for m in models]!r}")
+    if len(models) < (1 if class_nets_from else 2):
+        raise ConfigError(f"average needs two or more models (or one and --class-nets-from), got "
+                          f"{[str(m) for m in models]!r}")
     w = [1.0] * len(models) if weights is None else list(weights)
     if len(w) != len(models):
         raise ConfigError(f"{len(w)} weights for {len(models)} models: give one weight per model")
