@@ -250,14 +250,15 @@ def gate(
     cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:positions]
     t0 = time.perf_counter()
     mine = measure(candidate, rows, cube_rows, cube_plies)
-    theirs = _recorded(record, file_hash(parent), len(rows), len(cube_rows), cube_plies)
+    parent_sha256 = file_hash(parent)
+    theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
         "name": name, "checkpoint": str(candidate), "sha256": file_hash(candidate), "parent": str(parent),
-        "parent_sha256": file_hash(parent), **mine,
+        "parent_sha256": parent_sha256, **mine,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
     }
