@@ -93,3 +93,29 @@ def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
         gate(tmp_path / "a.pt", tmp_path / "b.pt", "x", games=3, record=record, progress=False)
     with pytest.raises(ConfigError, match="cube plies"):
         gate(tmp_path / "a.pt", tmp_path / "b.pt", "x", games=2, record=record, progress=False, cube_plies=(4,))
+
+
+def test_an_unreadable_checkpoint_is_refused_before_any_measuring(tmp_path: Path) -> None:
+    from bgbot.errors import CheckpointError
+
+    torch.manual_seed(3)
+    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    record = tmp_path / "generations.jsonl"
+    with pytest.raises(CheckpointError, match=r"cannot read checkpoint '.*missing\.pt'"):
+        gate(cand, tmp_path / "missing.pt", "x", games=2, record=record, progress=False, positions=2)
+    assert not record.exists()
+
+
+def test_the_training_commands_end_bad_input_with_one_line(tmp_path: Path) -> None:
+    """python -m training.refine|gate: a BgbotError is one line quoting the input, status 2, no traceback."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    missing = str(tmp_path / "missing.pt")
+    for cmd in (["training.refine", "average", "--models", missing, missing, "--out", str(tmp_path / "o")],
+                ["training.gate", missing, "--parent", missing, "--name", "n", "--games", "2"]):
+        done = subprocess.run([sys.executable, "-m", *cmd], cwd=root, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"{cmd[0]}: error: ") and missing in done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from bgbot.engine.api import Engine
-from bgbot.errors import ConfigError
+from bgbot.errors import CheckpointError, ConfigError
 from bgbot.rules.position import Position, PositionClass, classify
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,10 @@ def file_hash(path: str | Path) -> str:
     """SHA-256 of a checkpoint file: how the record knows a network (paths get reused when a model ships)."""
     import hashlib
 
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
@@ -246,18 +249,18 @@ def gate(
         raise ConfigError(f"--games must be an even number >= 2 (duplicate pairs), got {games!r}")
     if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
         raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
+    sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:positions]
     cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:positions]
     t0 = time.perf_counter()
     mine = measure(candidate, rows, cube_rows, cube_plies)
-    parent_sha256 = file_hash(parent)
     theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
-        "name": name, "checkpoint": str(candidate), "sha256": file_hash(candidate), "parent": str(parent),
+        "name": name, "checkpoint": str(candidate), "sha256": sha256, "parent": str(parent),
         "parent_sha256": parent_sha256, **mine,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
@@ -340,4 +343,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from training.cli import run
+
+    run(main, "training.gate")

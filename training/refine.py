@@ -599,4 +599,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from training.cli import run
+
+    run(main, "training.refine")

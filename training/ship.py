@@ -76,4 +76,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from training.cli import run
+
+    run(main, "training.ship")
