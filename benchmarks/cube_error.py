@@ -16,6 +16,13 @@ Usage::
     python benchmarks/cube_error.py --x gnubg       # gnubg's x: 0.68 contact, pip-based in races
     python benchmarks/cube_error.py --search-x      # scan x for the best agreement / error
     python benchmarks/cube_error.py --evaluator bgbot2 --probs   # where the probabilities differ from gnubg's
+    python benchmarks/cube_error.py --engine 2      # Engine.cube_action at 2-ply: the cubeful lookahead
+
+``--engine PLY`` scores the engine's own money decisions
+(:meth:`bgbot.engine.api.Engine.cube_action`): Janowski on the network's
+probabilities at 1-ply, gnubg's cubeful lookahead (a cube decision at every
+node of the tree) above it, with gnubg's cube efficiencies; ``--evaluator``
+instead applies Janowski once to probabilities averaged ``PLY - 1`` rolls deep.
 
 To plug in another evaluator (for example bgbot's network), add a function
 ``(rows) -> list of 5 probabilities per row`` to :data:`EVALUATORS`.
@@ -36,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgbot.engine.cube import ACTIONS, CONTACT_X, cube_efficiency, money_cube_decision
+from bgbot.engine.cube import ACTIONS, CONTACT_X, CubeDecision, cube_efficiency, money_cube_decision
 from bgbot.rules.position import Position
 
 DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "cube.jsonl"
@@ -122,13 +129,33 @@ class Report:
         return self.agree / self.n
 
 
-def evaluate(rows: Sequence[Row], probs: Sequence[Sequence[float]], xs: Sequence[float]) -> Report:
-    """Compare money_cube_decision on ``probs`` (one per row) with gnubg's figures in ``rows``."""
+def janowski_decisions(
+    rows: Sequence[Row], probs: Sequence[Sequence[float]], xs: Sequence[float]
+) -> list[CubeDecision]:
+    """money_cube_decision on ``probs`` (one per row, side on roll) with cube efficiency ``xs``."""
+    return [money_cube_decision(p, cube_value=row["cube"]["value"], owner=_owner(row), x=x)
+            for row, p, x in zip(rows, probs, xs, strict=True)]
+
+
+def engine_decisions(rows: Sequence[Row], ply: int) -> list[CubeDecision]:
+    """The engine's own money decisions at ``ply`` (``--checkpoint`` or the shipped model)."""
+    from bgbot.engine.api import Engine
+    from bgbot.rules.matchstate import CubeState
+
+    engine = Engine.load()
+    return [engine.cube_action(position_from_id(row["position"]),
+                               CubeState(cube=row["cube"]["value"], owner=_owner(row)), ply=ply) for row in rows]
+
+
+def _owner(row: Row) -> str:
+    return {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
+
+
+def evaluate(rows: Sequence[Row], decisions: Sequence[CubeDecision]) -> Report:
+    """Compare ``decisions`` (one per row) with gnubg's figures in ``rows``."""
     confusion: Counter[tuple[str, str]] = Counter()
     d_nd, d_dt, d_opt = [], [], []
-    for row, p, x in zip(rows, probs, xs, strict=True):
-        owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
-        d = money_cube_decision(p, cube_value=row["cube"]["value"], owner=owner, x=x)
+    for row, d in zip(rows, decisions, strict=True):
         confusion[(row["decision"], d.action)] += 1
         assert d.equity_double_take is not None  # the side on roll always has access here
         d_nd.append(d.equity_no_double - row["equity_no_double"])
@@ -195,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--evaluator", choices=sorted(EVALUATORS), default="file", help="where probabilities come from"
     )
+    ap.add_argument("--engine", type=int, choices=(1, 2, 3), metavar="PLY",
+                    help="score Engine.cube_action at PLY (the cubeful lookahead above 1-ply) instead")
     ap.add_argument("--search-x", action="store_true", help="also scan constant x from 0.40 to 1.00")
     ap.add_argument("--checkpoint", help="network for the bgbot evaluators (default: $BGBOT_CHECKPOINT or shipped)")
     ap.add_argument("--probs", action="store_true", help="also print the probabilities' errors per output")
@@ -205,6 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
 
         os.environ["BGBOT_CHECKPOINT"] = args.checkpoint
+    if args.engine is not None:
+        if args.search_x or args.probs:
+            ap.error("--search-x and --probs go with --evaluator, not --engine")
+        print_report(evaluate(rows, engine_decisions(rows, args.engine)),
+                     f"Engine.cube_action at {args.engine}-ply, gnubg's x")
+        return 0
     probs = EVALUATORS[args.evaluator](rows)
     if args.x == "gnubg":
         xs = [gnubg_x(r) for r in rows]
@@ -216,12 +251,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--x must be a number or 'gnubg', got {args.x!r}")
         xs = [x] * len(rows)
         label = f"x = {x:g}"
-    print_report(evaluate(rows, probs, xs), f"{label}, evaluator {args.evaluator}")
+    print_report(evaluate(rows, janowski_decisions(rows, probs, xs)), f"{label}, evaluator {args.evaluator}")
     if args.probs:
         print_prob_errors(rows, probs)
 
     if args.search_x:
-        scan = [(x100 / 100, evaluate(rows, probs, [x100 / 100] * len(rows))) for x100 in range(40, 101)]
+        scan = [(x100 / 100, evaluate(rows, janowski_decisions(rows, probs, [x100 / 100] * len(rows))))
+                for x100 in range(40, 101)]
         best_agree = max(scan, key=lambda t: (t[1].agree, -t[1].mae_opt))
         best_nd = min(scan, key=lambda t: t[1].mae_nd)
         best_dt = min(scan, key=lambda t: t[1].mae_dt)

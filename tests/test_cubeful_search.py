@@ -12,9 +12,22 @@ import pytest
 import torch
 
 from bgbot.engine.api import Engine
-from bgbot.engine.cube import InvalidCubeError, match_dead_mwcs
+from bgbot.engine.cube import (
+    OWNER_COLUMNS,
+    InvalidCubeError,
+    match_dead_mwcs,
+    money_cube_decision,
+    money_decision_from_equities,
+)
 from bgbot.engine.met import DEFAULT_MET, load_met
-from bgbot.engine.search import MoveFilter, Valuation, analyze, lookahead_probs, rank_successors
+from bgbot.engine.search import (
+    MoveFilter,
+    Valuation,
+    analyze,
+    lookahead_money_cubeful,
+    lookahead_probs,
+    rank_successors,
+)
 from bgbot.eval.evaluate import NetEvaluator, equity, flip_probs
 from bgbot.eval.nets import ModelSpec, ValueNet
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
@@ -139,3 +152,94 @@ def test_match_play_at_dmp_ignores_gammons_in_the_search(ev: NetEvaluator) -> No
             want = flip_probs(lookahead_probs(ev, c.result.array()[None, :], 1, (_win_only, _win_only)))[0]
             np.testing.assert_allclose(c.probs, want, atol=1e-6)
             assert c.mwc == pytest.approx(c.probs[0], abs=1e-9)  # at DMP the MWC is the chance to win
+
+
+# ---------------------------------------------------------------------------
+# the cubeful money lookahead (cube decisions at every node, gnubg's way)
+# ---------------------------------------------------------------------------
+
+_SEEN_BY_OPPONENT = {"center": "center", "me": "opp", "opp": "me"}
+
+
+def _brute_cubeful(ev: NetEvaluator, pos: Position, depth: int, owner: str, jacoby: bool) -> tuple[float, float]:
+    """(no double, double/take) of the side on roll of ``pos`` with ``owner``, ``depth`` rolls deep, one row at a time.
+
+    A leaf is money_cube_decision's Janowski figures; above it each roll's play (chosen by cubeless
+    equity) is valued at minus the opponent's best cube action, owner seen from the opponent.
+    """
+    x = Engine(ev, bearoff=False).cube_efficiency(pos)
+    if pos.is_game_over():
+        r = pos.result()
+        probs = [0.0, 0.0, 0.0, float(r <= -2), float(r <= -3)]
+        depth = 0
+    elif depth == 0:
+        probs = np.asarray(ev(pos.array()[None, :])[0], dtype=np.float64).tolist()
+    if depth == 0:
+        nd = money_cube_decision(probs, cube_value=2, owner=owner, x=x, jacoby=jacoby).equity_no_double  # type: ignore[arg-type]
+        dt = money_cube_decision(probs, owner="center", x=x).equity_double_take
+        return nd, float(dt)  # type: ignore[arg-type]
+
+    def opponent_best(child: Position, child_owner: str) -> float:
+        nd, dt = _brute_cubeful(ev, child, depth - 1, child_owner, jacoby)
+        return nd if child_owner == "opp" else max(nd, min(dt, 1.0))
+
+    nd_total = dt_total = 0.0
+    for dice, w in zip(ROLLS, ROLL_WEIGHTS, strict=True):
+        replies = legal_moves(pos, dice)
+        values = [-equity(np.asarray(ev(m.result.array()[None, :])[0], dtype=np.float64)) for m in replies]
+        child = replies[int(np.argmax(values))].result
+        nd_total += w * -opponent_best(child, _SEEN_BY_OPPONENT[owner])
+        dt_total += w * 2.0 * -opponent_best(child, "me")  # the taker owns the doubled cube
+    return nd_total, dt_total
+
+
+@pytest.mark.parametrize(("pos", "depth", "jacoby"), [
+    (Position.start(), 1, False),
+    (Position.start(), 1, True),
+    # a bear-off race where many rolls end the game: finished games inside the tree
+    (Position.from_points({3: 1, 2: 1, 1: 1}, {6: 2, 1: 1}), 2, False),
+    (Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1}), 2, True),
+])
+def test_cubeful_lookahead_equals_brute_force(ev: NetEvaluator, pos: Position, depth: int, jacoby: bool) -> None:
+    probs, nd, dt = lookahead_money_cubeful(ev, pos.array()[None, :], depth, jacoby=jacoby)
+    np.testing.assert_allclose(probs[0], lookahead_probs(ev, pos.array()[None, :], depth)[0], atol=1e-9)
+    for col, owner in enumerate(OWNER_COLUMNS):
+        want_nd, want_dt = _brute_cubeful(ev, pos, depth, owner, jacoby)
+        assert nd[0, col] == pytest.approx(want_nd, abs=1e-6), owner
+        assert dt[0] == pytest.approx(want_dt, abs=1e-6)
+
+
+def test_cubeful_lookahead_at_depth_zero_is_janowski(ev: NetEvaluator) -> None:
+    boards = np.stack([Position.start().array(), Position.from_points({6: 3}, {6: 3}).array()])
+    probs, nd, dt = lookahead_money_cubeful(ev, boards, 0, x=0.5)
+    for k in range(2):
+        for col, owner in enumerate(OWNER_COLUMNS):
+            d = money_cube_decision(probs[k].tolist(), cube_value=2, owner=owner, x=0.5)  # type: ignore[arg-type]
+            assert nd[k, col] == pytest.approx(d.equity_no_double, abs=1e-12)
+        assert dt[k] == pytest.approx(money_cube_decision(probs[k].tolist(), x=0.5).equity_double_take, abs=1e-12)
+
+
+def test_money_cube_action_above_one_ply_decides_from_the_cubeful_lookahead(ev: NetEvaluator) -> None:
+    engine = Engine(ev, bearoff=False)
+    pos = Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})
+    for owner in ("center", "me"):
+        d = engine.cube_action(pos, CubeState(cube=2, owner=owner), ply=2)
+        want_nd, want_dt = _brute_cubeful(ev, pos, 1, owner, False)
+        assert d.equity_no_double == pytest.approx(want_nd, abs=1e-6)
+        assert d.equity_double_take == pytest.approx(want_dt, abs=1e-6)
+        assert d.equity_optimal == pytest.approx(max(want_nd, min(want_dt, 1.0)), abs=1e-6)
+    # the opponent's cube: no double, and the no-double equity is the lookahead's "opp" column
+    d = engine.cube_action(pos, CubeState(cube=2, owner="opp"), ply=2)
+    assert (d.action, d.can_double) == ("no_double", False)
+    assert d.equity_no_double == pytest.approx(_brute_cubeful(ev, pos, 1, "opp", False)[0], abs=1e-6)
+    # at 1-ply (and in a match) the decision is still Janowski on the position's own probabilities
+    one = engine.cube_action(pos, ply=1)
+    assert one.equity_no_double == pytest.approx(
+        money_cube_decision(engine.evaluate(pos, 1).tolist(), x=engine.cube_efficiency(pos)).equity_no_double)
+
+
+def test_decision_from_equities_rejects_what_is_not_a_number() -> None:
+    with pytest.raises(InvalidCubeError, match="no-double equity must be a finite number, got nan"):
+        money_decision_from_equities([0.6, 0.1, 0.0, 0.05, 0.0], float("nan"), 0.5)
+    d = money_decision_from_equities([0.6, 0.1, 0.0, 0.05, 0.0], 0.4, 0.9)
+    assert (d.action, d.equity_optimal) == ("double_take", 0.9)

@@ -11,10 +11,11 @@ hold it yet):
   chosen play in millipoints, split contact / race, cubeless, as
   ``benchmarks/checker_error.py`` computes it;
 * **cube agreement** at 1-, 2- and 3-ply on ``tests/data/benchmark/cube.jsonl``
-  (200 money positions with gnubg 2-ply decisions): how often the money cube
-  decision from the network's probabilities (gnubg's cube efficiency) is
-  gnubg's, and the mean absolute error of its optimal equity in millipoints,
-  as ``benchmarks/cube_error.py --x gnubg`` computes them;
+  (200 money positions with gnubg 2-ply decisions): how often the engine's
+  money cube decision (Janowski at 1-ply, gnubg's cubeful lookahead above,
+  gnubg's cube efficiencies) is gnubg's, and the mean absolute error of its
+  optimal equity in millipoints, as ``benchmarks/cube_error.py --engine PLY``
+  computes them;
 * a **duplicate-dice duel** candidate against parent at 1-ply, cubeless money
   games (:func:`bgbot.play.pit.run_pit`), ppg with its standard error;
 * optionally the **yardstick** (1-ply against pubeval).
@@ -51,6 +52,7 @@ from typing import Any
 
 from bgbot.engine.api import Engine
 from bgbot.errors import CheckpointError, ConfigError
+from bgbot.rules.matchstate import CubeState
 from bgbot.rules.position import Position, PositionClass, classify
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +63,8 @@ CUBE_PLIES = (1, 2, 3)
 # position in 200 at each of three plies is 0.5 point, and a refit reshuffles a few borderline ones.
 CUBE_SLACK = 1.0
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
+# How the cube figures are taken (rows without it predate the cubeful lookahead and are not reused).
+CUBE_METHOD = "cubeful-lookahead"
 
 
 def file_hash(path: str | Path) -> str:
@@ -97,26 +101,26 @@ def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[
     return out
 
 
-def cube_agreement(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
+def cube_agreement(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, Any]:
     """How often ``engine``'s money cube decision at ``ply`` is gnubg 2-ply's, in percent, and its error.
 
     Each row is a money position (side on roll's view, before the roll) with gnubg's decision and
-    equities; the decision is :func:`~bgbot.engine.cube.money_cube_decision` on the engine's cubeless
-    probabilities at ``ply`` with gnubg's cube efficiency, Jacoby off, as ``benchmarks/cube_error.py
-    --x gnubg`` takes it. ``mae_opt`` is the mean absolute error of the optimal equity, millipoints.
+    equities; the decision is :meth:`~bgbot.engine.api.Engine.cube_action` at ``ply`` (Janowski at
+    1-ply, the cubeful lookahead above, gnubg's cube efficiencies, Jacoby off), as
+    ``benchmarks/cube_error.py --engine PLY`` takes it. ``mae_opt`` is the mean absolute error of
+    the optimal equity, millipoints; ``method`` (:data:`CUBE_METHOD`) tells these figures from
+    those of earlier gates, which applied Janowski once to the lookahead's averaged probabilities.
     """
-    from bgbot.engine.cube import money_cube_decision
-
     agree = 0
     errors = []
     for row in rows:
         pos = Position.from_id(row["position"])
         owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
-        d = money_cube_decision(engine.evaluate(pos, ply).tolist(), cube_value=row["cube"]["value"], owner=owner,
-                                x=engine.cube_efficiency(pos))
+        d = engine.cube_action(pos, CubeState(cube=row["cube"]["value"], owner=owner), ply=ply)
         agree += d.action == row["decision"]
         errors.append(abs(d.equity_optimal - row["equity_optimal"]))
-    return {"agree": 100 * agree / len(rows), "mae_opt": 1000 * statistics.fmean(errors), "positions": len(rows)}
+    return {"agree": 100 * agree / len(rows), "mae_opt": 1000 * statistics.fmean(errors), "positions": len(rows),
+            "method": CUBE_METHOD}
 
 
 def _mean_agreement(cube: dict[str, dict[str, float]]) -> float:
@@ -310,7 +314,7 @@ def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,
             continue
         same_checker = all(checker.get(p, {}).get("positions") == n_checker for p in ("1", "2"))
         same_cube = sorted(cube) == sorted(str(p) for p in cube_plies) and all(
-            c.get("positions") == n_cube for c in cube.values())
+            c.get("positions") == n_cube and c.get("method") == CUBE_METHOD for c in cube.values())
         if same_checker and same_cube:
             return {"checker": checker, "cube": cube}
     return None

@@ -26,12 +26,14 @@ import numpy as np
 
 from bgbot.engine.cube import (
     BEAROFF_X,
+    OWNER_COLUMNS,
     CubeDecision,
     cube_efficiencies,
     cube_efficiency,
     match_cube_decision,
     match_dead_mwcs,
     money_cube_decision,
+    money_decision_from_equities,
     money_optimal_equities,
 )
 from bgbot.engine.met import DEFAULT_MET, load_met
@@ -47,6 +49,7 @@ from bgbot.engine.search import (
     _analyze,
     analyze,
     check_ply,
+    lookahead_money_cubeful,
     lookahead_probs,
     rerank,
     search_chooser,
@@ -310,23 +313,41 @@ class Engine:
         ``state`` is the cube and score: a :class:`~bgbot.rules.matchstate.CubeState`
         (seen from the side on roll), a :class:`~bgbot.rules.matchstate.MatchState`
         (whose ``on_roll`` is the side on roll of ``pos``), or None for a money
-        game with the cube centred.  The cubeless probabilities come from
-        :meth:`evaluate` at ``ply``; ``x`` is the cube efficiency (default:
-        gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in other races).
-        ``probs`` skips the evaluation: cubeless probabilities of the side on
-        roll to decide from (for example from :meth:`evaluate`, already
-        computed).  Equities are normalised to the cube value (see
-        :class:`~bgbot.engine.cube.CubeDecision`).
+        game with the cube centred.  At 1-ply, and in a match at every ply,
+        the decision is the cube model on the cubeless probabilities of
+        :meth:`evaluate` at ``ply``.  A money decision above 1-ply is gnubg's
+        cubeful lookahead (:func:`~bgbot.engine.search.lookahead_money_cubeful`):
+        every position of the ``ply - 1``-roll tree makes its own best cube
+        action and the leaves are Janowski's, so market losers and rolls after
+        which the opponent passes count as played; its take point is read off
+        the averaged probabilities.  ``x`` is the cube efficiency (default:
+        gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in other races;
+        given, it serves every leaf).  ``probs`` skips the evaluation: cubeless
+        probabilities of the side on roll to decide from by the cube model
+        (for example from :meth:`evaluate`, already computed).  Equities are
+        normalised to the cube value (see :class:`~bgbot.engine.cube.CubeDecision`).
         """
         p = _as_position(pos)
         if p.is_game_over():
             raise InvalidPositionError(f"the game is over in {p.gnubg_id()!r}: there is no cube decision")
         cs = self.cube_state(state)
+        n = check_ply(ply)
+        if probs is None and cs.is_money and n > 1:
+            return self._money_lookahead_decision(p, cs, n, x)
         if probs is None:
-            probs = self.evaluate(p, ply)
-        else:
-            check_ply(ply)
+            probs = self.evaluate(p, n)
         return self._decision(p, cs, probs, x)
+
+    def _money_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
+        """The money cube decision at ``ply`` >= 2 from gnubg's cubeful lookahead (cube decisions at every node)."""
+        theirs = _opponents_cube(cs)
+        val = self._valuation(cs, theirs)
+        probs, nd, dt = lookahead_money_cubeful(
+            self.evaluator, p.array()[None, :], ply - 1, (val.mine, val.theirs), x=x, jacoby=cs.jacoby)
+        xv = self.cube_efficiency(p) if x is None else x
+        col = OWNER_COLUMNS.index(cs.owner)
+        return money_decision_from_equities(probs[0].tolist(), float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
+                                            owner=cs.owner, x=xv)
 
     def _decision(
         self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None, *, take_point: bool = True

@@ -93,6 +93,7 @@ __all__ = [
     "CRASHED_X",
     "MAX_CUBE",
     "OWNERS",
+    "OWNER_COLUMNS",
     "RACE_X_MAX",
     "RACE_X_MIN",
     "Action",
@@ -106,6 +107,8 @@ __all__ = [
     "match_cubeful_mwc",
     "match_dead_mwcs",
     "money_cube_decision",
+    "money_cube_values",
+    "money_decision_from_equities",
     "money_optimal_equities",
     "race_cube_efficiency",
     "take_point_money",
@@ -442,12 +445,41 @@ def money_cube_decision(
     xv = _check_x(x)
     jac = bool(jacoby)
     nd = _money_cubeful(p, owner, xv, jac)
+    dt = 2.0 * _money_cubeful(p, "opp", xv, False)
+    return _money_decision(p, nd, dt, cube, owner, xv)
+
+
+def money_decision_from_equities(
+    probs: Sequence[float],
+    equity_no_double: float,
+    equity_double_take: float,
+    *,
+    cube_value: int = 1,
+    owner: Owner = "center",
+    x: float = CONTACT_X,
+) -> CubeDecision:
+    """The money cube decision of the side on roll from its no-double and double/take equities.
+
+    The equities (normalised to the current cube, side on roll's view) come
+    from elsewhere, e.g. a cubeful lookahead
+    (:func:`bgbot.engine.search.lookahead_money_cubeful`); ``probs`` (the side
+    on roll's cubeless probabilities) and ``x`` give the take point and
+    whether a gammon is possible (too good or double/pass).  Double/pass is 1.0.
+    """
+    p = _check_probs(probs)
+    cube = _check_cube(cube_value, owner, match=False)
+    for value, what in ((equity_no_double, "no-double equity"), (equity_double_take, "double/take equity")):
+        if not (isinstance(value, numbers.Real) and math.isfinite(value)):
+            raise InvalidCubeError(f"the {what} must be a finite number, got {value!r}")
+    return _money_decision(p, float(equity_no_double), float(equity_double_take), cube, owner, _check_x(x))
+
+
+def _money_decision(p: _Probs, nd: float, dt: float, cube: int, owner: str, xv: float) -> CubeDecision:
     if owner == "opp" or cube >= MAX_CUBE:
         note = (
             "the opponent owns the cube" if owner == "opp" else f"the cube is at its highest face {MAX_CUBE}"
         )
         return CubeDecision("no_double", nd, None, None, nd, None, False, note)
-    dt = 2.0 * _money_cubeful(p, "opp", xv, False)
     dp = 1.0
     action = _classify(nd, dt, dp, p[1] > 0.0)
     tp = _money_take_point(p, xv)
@@ -505,6 +537,30 @@ def money_optimal_equities(
         return nd
     dt = 2.0 * _money_cubeful_batch(p, "opp", xv, False)
     return np.maximum(nd, np.minimum(dt, 1.0))
+
+
+#: The cube owners of :func:`money_cube_values`' columns, seen from the side on roll.
+OWNER_COLUMNS: tuple[Owner, ...] = ("center", "me", "opp")
+
+
+def money_cube_values(
+    probs: NDArray[np.floating], x: NDArray[np.floating] | float, *, jacoby: bool = False
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Janowski's money equities of ``(N, 5)`` positions for every cube owner, in one pass.
+
+    Each row is the cubeless probabilities of *its* side on roll before its
+    roll.  Returns ``no_double`` ``(N, 3)``: the cubeful equity when it does
+    not double, with the cube centred, its own or the opponent's
+    (:data:`OWNER_COLUMNS`), and ``double_take`` ``(N,)``: the equity after it
+    doubles and is taken (the opponent owning a cube twice as big, in units
+    of the cube before).  Both are the side on roll's, normalised to the
+    current cube; Jacoby (gammons count single) applies to the centred
+    column only.  The 64 cap of the cube is not modelled.
+    """
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    xv = np.broadcast_to(np.asarray(x, dtype=np.float64), p.shape[:1])
+    nd = np.stack([_money_cubeful_batch(p, o, xv, bool(jacoby)) for o in OWNER_COLUMNS], axis=1)
+    return nd, 2.0 * nd[:, 2]  # after a take the opponent owns the cube (no Jacoby once it is turned)
 
 
 def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:

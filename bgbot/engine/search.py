@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from bgbot.engine.cube import cube_efficiencies, money_cube_values
 from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
 from bgbot.eval.bearoff import get_bearoff_db, home_rows
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
@@ -76,6 +77,7 @@ __all__ = [
     "Valuer",
     "analyze",
     "check_ply",
+    "lookahead_money_cubeful",
     "lookahead_probs",
     "rank_successors",
     "search_chooser",
@@ -273,6 +275,87 @@ def lookahead_probs(
     mover = flip_probs(chosen).reshape(live.size, nr, 5)
     out[live] = np.einsum("lrk,r->lk", mover, ROLL_WEIGHTS)
     return out
+
+
+def lookahead_money_cubeful(
+    evaluator: Evaluator,
+    boards: NDArray[np.int8],
+    depth: int,
+    choose: tuple[Valuer, Valuer] | None = None,
+    *,
+    x: float | None = None,
+    jacoby: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Cubeful money equities of ``(N, 26)`` positions (side on roll's view, before its roll), ``depth`` rolls deep.
+
+    gnubg's cubeful lookahead: the cube decision is made at every position
+    of the tree, not only at the top.  A leaf (depth 0) has Janowski's
+    equities (:func:`~bgbot.engine.cube.money_cube_values`, with the cube
+    efficiency of its board or ``x``).  A position one level up averages,
+    over its 21 rolls, minus its opponent's **optimal** cubeful equity after
+    the best move of the roll, for each cube owner, and for the cube it has
+    doubled and that was taken; the opponent's optimum is ``max(no double,
+    min(double/take, double/pass = 1))`` where it may double.  So a roll
+    after which the opponent would pass a double (a market loser) or is too
+    good counts as it would be played, where averaging the probabilities
+    first and applying Janowski once smooths it away.
+
+    The moves are chosen as in :func:`lookahead_probs` (``choose``), one per
+    roll for every cube owner.  Returns ``(probs, no_double, double_take)``:
+    the cubeless probabilities (:func:`lookahead_probs`' figures), the
+    no-double equities ``(N, 3)`` by owner
+    (:data:`~bgbot.engine.cube.OWNER_COLUMNS`: centred, the side on roll's,
+    the opponent's) and the double/take equity ``(N,)``, all normalised to
+    the current cube and from the side on roll.  Jacoby applies while the
+    cube is centred.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    if depth <= 0:
+        probs = np.asarray(evaluator(boards), dtype=np.float64)
+        return (probs, *_leaf_cube_values(probs, boards, x, jacoby))
+    done, exact = terminal_probs(boards)
+    probs = exact.astype(np.float64)
+    nd, dt = _leaf_cube_values(probs, boards, x, jacoby)  # a finished game: its result, whatever the cube
+    live = np.flatnonzero(~done)
+    if live.size == 0:
+        return probs, nd, dt
+    nr = len(ROLLS)
+    chunk = max(1, MAX_EXPAND // nr)
+    if live.size > chunk:
+        for k in range(0, live.size, chunk):
+            rows = live[k : k + chunk]
+            probs[rows], nd[rows], dt[rows] = lookahead_money_cubeful(
+                evaluator, boards[rows], depth, choose, x=x, jacoby=jacoby)
+        return probs, nd, dt
+    rep = np.repeat(boards[live], nr, axis=0)
+    dice = np.tile(_ROLLS_ARR, (live.size, 1))
+    succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
+    v = np.asarray(evaluator(succ), dtype=np.float64)
+    value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
+    best = segment_argmax(value, parent, rep.shape[0])
+    if depth == 1:
+        c_probs = v[best]
+        c_nd, c_dt = _leaf_cube_values(c_probs, succ[best], x, jacoby)
+    else:
+        c_probs, c_nd, c_dt = lookahead_money_cubeful(
+            evaluator, succ[best], depth - 1, None if choose is None else (choose[1], choose[0]), x=x, jacoby=jacoby)
+    # the opponent's optimal equity for each owner (its view); it may double unless the mover owns the cube
+    c_opt = c_nd.copy()
+    c_opt[:, :2] = np.maximum(c_nd[:, :2], np.minimum(c_dt, 1.0)[:, None])
+    # seen from the mover: centred stays centred, its cube is the opponent's "opp" and vice versa
+    mine = -c_opt[:, [0, 2, 1]].reshape(live.size, nr, 3)
+    probs[live] = np.einsum("lrk,r->lk", flip_probs(c_probs).reshape(live.size, nr, 5), ROLL_WEIGHTS)
+    nd[live] = np.einsum("lrk,r->lk", mine, ROLL_WEIGHTS)
+    # after the mover doubles and is taken the opponent owns a cube twice the size: its "me" column
+    dt[live] = 2.0 * (-c_opt[:, 1].reshape(live.size, nr) @ ROLL_WEIGHTS)
+    return probs, nd, dt
+
+
+def _leaf_cube_values(
+    probs: NDArray[np.float64], boards: NDArray[np.int8], x: float | None, jacoby: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    xs = cube_efficiencies(boards) if x is None else np.full(len(boards), float(x))
+    return money_cube_values(probs, xs, jacoby=jacoby)
 
 
 def _filter_rows(
