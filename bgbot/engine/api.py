@@ -49,6 +49,7 @@ from bgbot.engine.search import (
     _analyze,
     analyze,
     check_ply,
+    exact_cube_values,
     lookahead_money_cubeful,
     lookahead_probs,
     rerank,
@@ -59,7 +60,7 @@ from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity, flip_probs
 from bgbot.eval.models import load_model
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.parse import parse_position
-from bgbot.rules.matchstate import CubeState, MatchState
+from bgbot.rules.matchstate import MAX_CUBE, CubeState, MatchState
 from bgbot.rules.position import Position, PositionClass, classify
 
 if TYPE_CHECKING:
@@ -137,6 +138,9 @@ class Engine:
     ``bearoff=True`` (the default) positions where both sides are home are
     answered exactly by the bear-off database (built on first use if
     missing); a :class:`~bgbot.eval.bearoff.BearoffDB` may be passed instead.
+    With it, money cube figures of two-sided bear-offs of at most six
+    checkers a side are exact (:mod:`bgbot.engine.bearoff_cube`): cube
+    decisions, the cubeful lookahead's leaves and cube-aware checker play.
     ``filters`` are the move filters of deeper plies; ``met`` the match
     equity table for match cube decisions (a :class:`~bgbot.engine.met.MatchEquityTable`
     or the name of a shipped one).
@@ -153,6 +157,8 @@ class Engine:
         games_trained: int | None = None,
     ) -> None:
         self.base = evaluator
+        # money cube figures of small two-sided bear-offs from the exact table (with the bear-off database)
+        self._exact_cube = bearoff is not False
         if bearoff is False:
             self.evaluator: Evaluator = evaluator
         elif bearoff is True:
@@ -259,14 +265,27 @@ class Engine:
         opp_probs = flip_probs(probs)
         xs = cube_efficiencies(results)
         if cs.is_money:
-            opt = money_optimal_equities(opp_probs, xs, cube_value=theirs.cube, owner=theirs.owner,
-                                         jacoby=theirs.jacoby)
+            opt = self._money_optimal(opp_probs, results, xs, theirs.cube, theirs.owner, theirs.jacoby)
             return [(-float(v), None) for v in opt]
         values: list[tuple[float, float | None]] = []
         for board, q, x in zip(results, opp_probs, xs, strict=True):
             d = self._decision(Position(board.tolist(), validate=False), theirs, q, float(x), take_point=False)
             values.append((-d.equity_optimal, None if d.mwc_optimal is None else 1.0 - d.mwc_optimal))
         return values
+
+    def _money_optimal(self, probs: NDArray[np.float64], boards: NDArray[np.int8], xs: NDArray[np.float64],
+                       cube: int, owner: str, jacoby: bool) -> NDArray[np.float64]:
+        """The side on roll's best money cube action's equity per board (its view; Janowski or exact)."""
+        opt = money_optimal_equities(probs, xs, cube_value=cube, owner=owner, jacoby=jacoby)  # type: ignore[arg-type]
+        if self._exact_cube:
+            nd = np.full((len(boards), 3), np.nan)
+            dt = np.full(len(boards), np.nan)
+            if exact_cube_values(boards, nd, dt):
+                col = OWNER_COLUMNS.index(owner)  # type: ignore[arg-type]
+                exact = nd[:, col] if owner == "opp" or cube >= MAX_CUBE else np.maximum(
+                    nd[:, col], np.minimum(dt, 1.0))
+                opt = np.where(np.isnan(exact), opt, exact)
+        return opt
 
     def _valuation(self, cs: CubeState, theirs: CubeState) -> Valuation:
         """The search's values for the side on roll (cube ``cs``) and its opponent (``theirs``).
@@ -283,8 +302,8 @@ class Engine:
 
             def money(owner_after: str) -> Valuer:
                 def value(probs: NDArray[np.float64], results: NDArray[np.int8]) -> NDArray[np.float64]:
-                    return -money_optimal_equities(flip_probs(probs), cube_efficiencies(results), cube_value=cs.cube,
-                                                   owner=owner_after, jacoby=cs.jacoby)  # type: ignore[arg-type]
+                    return -self._money_optimal(flip_probs(probs), results, cube_efficiencies(results), cs.cube,
+                                                owner_after, cs.jacoby)
                 return value
 
             # after my play the opponent is on roll with ``theirs``; after its play I am, with ``cs``
@@ -332,18 +351,35 @@ class Engine:
             raise InvalidPositionError(f"the game is over in {p.gnubg_id()!r}: there is no cube decision")
         cs = self.cube_state(state)
         n = check_ply(ply)
+        if probs is None and cs.is_money and self._exact_cube:
+            exact = self._exact_bearoff_decision(p, cs, x)
+            if exact is not None:
+                return exact
         if probs is None and cs.is_money and n > 1:
             return self._money_lookahead_decision(p, cs, n, x)
         if probs is None:
             probs = self.evaluate(p, n)
         return self._decision(p, cs, probs, x)
 
+    def _exact_bearoff_decision(self, p: Position, cs: CubeState, x: float | None) -> CubeDecision | None:
+        """The exact money decision of a small two-sided bear-off (:mod:`bgbot.engine.bearoff_cube`), else None."""
+        board = p.array()[None, :]
+        nd = np.zeros((1, 3))
+        dt = np.zeros(1)
+        if not exact_cube_values(board, nd, dt):
+            return None
+        probs = self.evaluate(p, 1).tolist()  # exact too: the one-sided database's race probabilities
+        col = OWNER_COLUMNS.index(cs.owner)
+        xv = self.cube_efficiency(p) if x is None else x
+        return money_decision_from_equities(probs, float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
+                                            owner=cs.owner, x=xv)
+
     def _money_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
         """The money cube decision at ``ply`` >= 2 from gnubg's cubeful lookahead (cube decisions at every node)."""
         theirs = _opponents_cube(cs)
         val = self._valuation(cs, theirs)
-        probs, nd, dt = lookahead_money_cubeful(
-            self.evaluator, p.array()[None, :], ply - 1, (val.mine, val.theirs), x=x, jacoby=cs.jacoby)
+        probs, nd, dt = lookahead_money_cubeful(self.evaluator, p.array()[None, :], ply - 1, (val.mine, val.theirs),
+                                                x=x, jacoby=cs.jacoby, exact_bearoff=self._exact_cube)
         xv = self.cube_efficiency(p) if x is None else x
         col = OWNER_COLUMNS.index(cs.owner)
         return money_decision_from_equities(probs[0].tolist(), float(nd[0, col]), float(dt[0]), cube_value=cs.cube,

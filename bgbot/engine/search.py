@@ -77,6 +77,7 @@ __all__ = [
     "Valuer",
     "analyze",
     "check_ply",
+    "exact_cube_values",
     "lookahead_money_cubeful",
     "lookahead_probs",
     "rank_successors",
@@ -285,6 +286,7 @@ def lookahead_money_cubeful(
     *,
     x: float | None = None,
     jacoby: bool = False,
+    exact_bearoff: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Cubeful money equities of ``(N, 26)`` positions (side on roll's view, before its roll), ``depth`` rolls deep.
 
@@ -307,15 +309,17 @@ def lookahead_money_cubeful(
     (:data:`~bgbot.engine.cube.OWNER_COLUMNS`: centred, the side on roll's,
     the opponent's) and the double/take equity ``(N,)``, all normalised to
     the current cube and from the side on roll.  Jacoby applies while the
-    cube is centred.
+    cube is centred.  With ``exact_bearoff`` a leaf (or the position itself)
+    that is a small two-sided bear-off has its exact figures instead of
+    Janowski's (:mod:`bgbot.engine.bearoff_cube`, gnubg's two-sided database).
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if depth <= 0:
         probs = np.asarray(evaluator(boards), dtype=np.float64)
-        return (probs, *_leaf_cube_values(probs, boards, x, jacoby))
+        return (probs, *_leaf_cube_values(probs, boards, x, jacoby, exact_bearoff))
     done, exact = terminal_probs(boards)
     probs = exact.astype(np.float64)
-    nd, dt = _leaf_cube_values(probs, boards, x, jacoby)  # a finished game: its result, whatever the cube
+    nd, dt = _leaf_cube_values(probs, boards, x, jacoby, False)  # a finished game: its result, whatever the cube
     live = np.flatnonzero(~done)
     if live.size == 0:
         return probs, nd, dt
@@ -325,7 +329,7 @@ def lookahead_money_cubeful(
         for k in range(0, live.size, chunk):
             rows = live[k : k + chunk]
             probs[rows], nd[rows], dt[rows] = lookahead_money_cubeful(
-                evaluator, boards[rows], depth, choose, x=x, jacoby=jacoby)
+                evaluator, boards[rows], depth, choose, x=x, jacoby=jacoby, exact_bearoff=exact_bearoff)
         return probs, nd, dt
     rep = np.repeat(boards[live], nr, axis=0)
     dice = np.tile(_ROLLS_ARR, (live.size, 1))
@@ -335,10 +339,11 @@ def lookahead_money_cubeful(
     best = segment_argmax(value, parent, rep.shape[0])
     if depth == 1:
         c_probs = v[best]
-        c_nd, c_dt = _leaf_cube_values(c_probs, succ[best], x, jacoby)
+        c_nd, c_dt = _leaf_cube_values(c_probs, succ[best], x, jacoby, exact_bearoff)
     else:
         c_probs, c_nd, c_dt = lookahead_money_cubeful(
-            evaluator, succ[best], depth - 1, None if choose is None else (choose[1], choose[0]), x=x, jacoby=jacoby)
+            evaluator, succ[best], depth - 1, None if choose is None else (choose[1], choose[0]), x=x, jacoby=jacoby,
+            exact_bearoff=exact_bearoff)
     # the opponent's optimal equity for each owner (its view); it may double unless the mover owns the cube
     c_opt = c_nd.copy()
     c_opt[:, :2] = np.maximum(c_nd[:, :2], np.minimum(c_dt, 1.0)[:, None])
@@ -352,10 +357,33 @@ def lookahead_money_cubeful(
 
 
 def _leaf_cube_values(
-    probs: NDArray[np.float64], boards: NDArray[np.int8], x: float | None, jacoby: bool
+    probs: NDArray[np.float64], boards: NDArray[np.int8], x: float | None, jacoby: bool, exact: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Janowski's equities of each board, or the exact ones of a small two-sided bear-off (``exact``)."""
     xs = cube_efficiencies(boards) if x is None else np.full(len(boards), float(x))
-    return money_cube_values(probs, xs, jacoby=jacoby)
+    nd, dt = money_cube_values(probs, xs, jacoby=jacoby)
+    if exact:
+        exact_cube_values(boards, nd, dt)
+    return nd, dt
+
+
+def exact_cube_values(boards: NDArray[np.int8], nd: NDArray[np.float64], dt: NDArray[np.float64]) -> int:
+    """Overwrite ``nd`` ``(N, 3)`` / ``dt`` ``(N,)`` (:func:`~bgbot.engine.cube.money_cube_values`' layout) with
+    the exact figures where a board is a two-sided bear-off :mod:`bgbot.engine.bearoff_cube` covers.
+
+    Returns how many rows it replaced.  No gammon is possible there, so Jacoby changes nothing.
+    """
+    home, count = home_rows(boards)
+    if not count:
+        return 0
+    from bgbot.engine.bearoff_cube import get_two_sided
+
+    rows = np.flatnonzero(home)
+    ok, vals = get_two_sided().lookup(boards[rows])
+    rows = rows[ok]
+    nd[rows] = vals[ok, 1:4]
+    dt[rows] = 2.0 * vals[ok, 3]
+    return int(rows.size)
 
 
 def _filter_rows(
