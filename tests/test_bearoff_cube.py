@@ -16,7 +16,7 @@ import torch
 
 import bgbot.engine.bearoff_cube as bc
 from bgbot.engine.api import Engine
-from bgbot.engine.search import lookahead_money_cubeful
+from bgbot.engine.cube_lookahead import lookahead_money_cubeful
 from bgbot.eval.evaluate import NetEvaluator
 from bgbot.eval.nets import ModelSpec, ValueNet
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS

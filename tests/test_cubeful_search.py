@@ -15,16 +15,18 @@ from bgbot.engine.api import Engine
 from bgbot.engine.cube import (
     OWNER_COLUMNS,
     InvalidCubeError,
+    match_cube_decision,
     match_dead_mwcs,
+    match_decision_from_mwcs,
     money_cube_decision,
     money_decision_from_equities,
 )
+from bgbot.engine.cube_lookahead import lookahead_money_cubeful, match_cube_lookahead
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
     MoveFilter,
     Valuation,
     analyze,
-    lookahead_money_cubeful,
     lookahead_probs,
     rank_successors,
 )
@@ -244,3 +246,76 @@ def test_decision_from_equities_rejects_what_is_not_a_number() -> None:
         money_decision_from_equities([0.6, 0.1, 0.0, 0.05, 0.0], float("nan"), 0.5)
     d = money_decision_from_equities([0.6, 0.1, 0.0, 0.05, 0.0], 0.4, 0.9)
     assert (d.action, d.equity_optimal) == ("double_take", 0.9)
+
+
+def _match_flags(state: tuple[int, str], away: tuple[int, int], crawford: bool) -> tuple[float | None, bool]:
+    d = match_cube_decision([0.5, 0.1, 0.0, 0.1, 0.0], met=MET, match_length=7, away_me=away[0], away_opp=away[1],
+                            cube_value=state[0], owner=state[1], crawford=crawford)  # type: ignore[arg-type]
+    return d.mwc_double_pass, d.can_double
+
+
+def _brute_match(ev: NetEvaluator, pos: Position, depth: int, state: tuple[int, str], away: tuple[int, int],
+                 crawford: bool) -> tuple[float, float]:
+    """(no-double MWC, optimal MWC) of the side on roll with cube ``state``, ``depth`` rolls deep, row by row."""
+    x = Engine(ev, bearoff=False).cube_efficiency(pos)
+    if pos.is_game_over() or depth == 0:
+        if pos.is_game_over():
+            r = pos.result()
+            probs = [0.0, 0.0, 0.0, float(r <= -2), float(r <= -3)]
+        else:
+            probs = np.asarray(ev(pos.array()[None, :])[0], dtype=np.float64).tolist()
+        d = match_cube_decision(probs, met=MET, match_length=7, away_me=away[0], away_opp=away[1],
+                                cube_value=state[0], owner=state[1], crawford=crawford, x=x)  # type: ignore[arg-type]
+        return d.mwc_no_double, d.mwc_optimal  # type: ignore[return-value]
+    dp, gains = _match_flags(state, away, crawford)
+    c, o = state
+    nd = dt = 0.0
+    for dice, w in zip(ROLLS, ROLL_WEIGHTS, strict=True):
+        replies = legal_moves(pos, dice)
+        values = [-equity(np.asarray(ev(m.result.array()[None, :])[0], dtype=np.float64)) for m in replies]
+        child = replies[int(np.argmax(values))].result
+        nd += w * (1.0 - _brute_match(ev, child, depth - 1, (c, _SEEN_BY_OPPONENT[o]), away[::-1], crawford)[1])
+        if dp is not None and gains:
+            dt += w * (1.0 - _brute_match(ev, child, depth - 1, (2 * c, "me"), away[::-1], crawford)[1])
+    return nd, (max(nd, min(dt, dp)) if dp is not None and gains else nd)  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize(("pos", "depth", "state", "away", "crawford"), [
+    (Position.start(), 1, (1, "center"), (5, 3), False),
+    (Position.start(), 1, (2, "me"), (2, 4), False),
+    (Position.start(), 1, (1, "center"), (1, 3), True),  # Crawford: no cube anywhere
+    (Position.start(), 1, (1, "center"), (3, 1), False),  # post-Crawford: the trailer doubles
+    (Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1}), 2, (1, "center"), (4, 4), False),
+    (Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1}), 2, (2, "opp"), (3, 5), False),
+])
+def test_match_cube_lookahead_equals_brute_force(ev: NetEvaluator, pos: Position, depth: int,
+                                                  state: tuple[int, str], away: tuple[int, int],
+                                                  crawford: bool) -> None:
+    probs, nd, dt = match_cube_lookahead(ev, pos.array(), depth, met=MET, match_length=7, away_me=away[0],
+                                         away_opp=away[1], cube_value=state[0], owner=state[1],  # type: ignore[arg-type]
+                                         crawford=crawford)
+    np.testing.assert_allclose(probs, lookahead_probs(ev, pos.array()[None, :], depth)[0], atol=1e-9)
+    assert nd == pytest.approx(_brute_match(ev, pos, depth, state, away, crawford)[0], abs=1e-6)
+    legal = _match_flags(state, away, crawford)[0] is not None
+    if legal:
+        assert dt == pytest.approx(_brute_match(ev, pos, depth, (2 * state[0], "opp"), away, crawford)[0], abs=1e-6)
+    else:
+        assert dt is None
+
+
+def test_match_cube_action_above_one_ply_uses_the_lookahead(ev: NetEvaluator) -> None:
+    engine = Engine(ev, bearoff=False)
+    pos = Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})
+    state = CubeState(match=7, score=(2, 4))  # 5-away, 3-away
+    d = engine.cube_action(pos, state, ply=2)
+    # the engine chooses each side's plays by its dead-cube MWC at the score
+    mine = lambda p, r: match_dead_mwcs(p, met=MET, match_length=7, away_me=5, away_opp=3)  # noqa: E731
+    other = lambda p, r: match_dead_mwcs(p, met=MET, match_length=7, away_me=3, away_opp=5)  # noqa: E731
+    _, nd, dt = match_cube_lookahead(ev, pos.array(), 1, met=MET, match_length=7, away_me=5, away_opp=3,
+                                     choose=(mine, other))
+    assert d.mwc_no_double == pytest.approx(nd, abs=1e-12)
+    assert d.mwc_double_take == pytest.approx(dt, abs=1e-12)
+    assert d.mwc_optimal == pytest.approx(max(nd, min(dt, d.mwc_double_pass)), abs=1e-12)  # type: ignore[type-var]
+    assert d.equity_double_pass == 1.0
+    with pytest.raises(InvalidCubeError, match="match winning chance must be a number in"):
+        match_decision_from_mwcs([0.5, 0.1, 0.0, 0.1, 0.0], 1.5, 0.4, met=MET, match_length=7, away_me=5, away_opp=3)

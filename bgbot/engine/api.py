@@ -32,10 +32,12 @@ from bgbot.engine.cube import (
     cube_efficiency,
     match_cube_decision,
     match_dead_mwcs,
+    match_decision_from_mwcs,
     money_cube_decision,
     money_decision_from_equities,
     money_optimal_equities,
 )
+from bgbot.engine.cube_lookahead import exact_cube_values, lookahead_money_cubeful, match_cube_lookahead
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
     CUBEFUL_MATCH,
@@ -49,8 +51,6 @@ from bgbot.engine.search import (
     _analyze,
     analyze,
     check_ply,
-    exact_cube_values,
-    lookahead_money_cubeful,
     lookahead_probs,
     rerank,
     search_chooser,
@@ -332,18 +332,21 @@ class Engine:
         ``state`` is the cube and score: a :class:`~bgbot.rules.matchstate.CubeState`
         (seen from the side on roll), a :class:`~bgbot.rules.matchstate.MatchState`
         (whose ``on_roll`` is the side on roll of ``pos``), or None for a money
-        game with the cube centred.  At 1-ply, and in a match at every ply,
-        the decision is the cube model on the cubeless probabilities of
-        :meth:`evaluate` at ``ply``.  A money decision above 1-ply is gnubg's
-        cubeful lookahead (:func:`~bgbot.engine.search.lookahead_money_cubeful`):
-        every position of the ``ply - 1``-roll tree makes its own best cube
-        action and the leaves are Janowski's, so market losers and rolls after
-        which the opponent passes count as played; its take point is read off
-        the averaged probabilities.  ``x`` is the cube efficiency (default:
-        gnubg's, 0.68 with contact, 0.6 in bear-offs, pip-based in other races;
-        given, it serves every leaf).  ``probs`` skips the evaluation: cubeless
-        probabilities of the side on roll to decide from by the cube model
-        (for example from :meth:`evaluate`, already computed).  Equities are
+        game with the cube centred.  At 1-ply the decision is the cube model on
+        the network's cubeless probabilities.  Above 1-ply it is gnubg's
+        cubeful lookahead (:mod:`bgbot.engine.cube_lookahead`): every position
+        of the ``ply - 1``-roll tree makes its own best cube action and the
+        leaves are the cube model's (Janowski's for money, gnubg's
+        ``Cl2CfMatch`` at the score), so market losers and rolls after which
+        the opponent passes count as played; the take point is read off the
+        averaged probabilities.  A money game's small two-sided bear-off
+        (at most six checkers a side, with the bear-off database on) is
+        decided exactly at every ply (:mod:`bgbot.engine.bearoff_cube`).
+        ``x`` is the cube efficiency (default: gnubg's, 0.68 with contact, 0.6
+        in bear-offs, pip-based in other races; given, it serves every leaf).
+        ``probs`` skips the evaluation: cubeless probabilities of the side on
+        roll to decide from by the cube model (for example from
+        :meth:`evaluate`, already computed).  Equities are
         normalised to the cube value (see :class:`~bgbot.engine.cube.CubeDecision`).
         """
         p = _as_position(pos)
@@ -355,8 +358,10 @@ class Engine:
             exact = self._exact_bearoff_decision(p, cs, x)
             if exact is not None:
                 return exact
-        if probs is None and cs.is_money and n > 1:
-            return self._money_lookahead_decision(p, cs, n, x)
+        if probs is None and n > 1:
+            if cs.is_money:
+                return self._money_lookahead_decision(p, cs, n, x)
+            return self._match_lookahead_decision(p, cs, n, x)
         if probs is None:
             probs = self.evaluate(p, n)
         return self._decision(p, cs, probs, x)
@@ -373,6 +378,18 @@ class Engine:
         xv = self.cube_efficiency(p) if x is None else x
         return money_decision_from_equities(probs, float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
                                             owner=cs.owner, x=xv)
+
+    def _match_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
+        """The match cube decision at ``ply`` >= 2 from the cubeful lookahead, in match winning chances."""
+        theirs = _opponents_cube(cs)
+        val = self._valuation(cs, theirs)
+        away_me, away_opp = cs.away
+        common = {"met": self.met, "match_length": cs.match, "away_me": away_me, "away_opp": away_opp,
+                  "cube_value": cs.cube, "owner": cs.owner, "crawford": cs.crawford}
+        probs, nd, dt = match_cube_lookahead(self.evaluator, p.array(), ply - 1, choose=(val.mine, val.theirs),
+                                             x=x, **common)
+        xv = self.cube_efficiency(p) if x is None else x
+        return match_decision_from_mwcs(probs.tolist(), nd, dt, x=xv, **common)
 
     def _money_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
         """The money cube decision at ``ply`` >= 2 from gnubg's cubeful lookahead (cube decisions at every node)."""

@@ -12,7 +12,7 @@ with perfect play by both sides (checkers and cube, money, no beavers):
   normalised to the current cube.  Its double/take equity is twice the
   "opponent's cube" figure and double/pass is 1.
 
-The recursion is the one of :func:`bgbot.engine.search.lookahead_money_cubeful`
+The recursion is the one of :func:`bgbot.engine.cube_lookahead.lookahead_money_cubeful`
 taken to the end of the game: a position's no-double equity averages, over its
 21 rolls, the best play's value, minus the opponent's optimal cube action
 ``max(no double, min(double/take, 1))`` where the opponent may double (the

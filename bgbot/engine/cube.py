@@ -76,7 +76,7 @@ import math
 import numbers
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -106,6 +106,7 @@ __all__ = [
     "match_cube_decision",
     "match_cubeful_mwc",
     "match_dead_mwcs",
+    "match_decision_from_mwcs",
     "money_cube_decision",
     "money_cube_values",
     "money_decision_from_equities",
@@ -462,7 +463,7 @@ def money_decision_from_equities(
 
     The equities (normalised to the current cube, side on roll's view) come
     from elsewhere, e.g. a cubeful lookahead
-    (:func:`bgbot.engine.search.lookahead_money_cubeful`); ``probs`` (the side
+    (:func:`bgbot.engine.cube_lookahead.lookahead_money_cubeful`); ``probs`` (the side
     on roll's cubeless probabilities) and ``x`` give the take point and
     whether a gammon is possible (too good or double/pass).  Double/pass is 1.0.
     """
@@ -859,6 +860,58 @@ def match_cube_decision(
         return _match_decision(p, s, cube, owner, xv, with_take_point=with_take_point)
     except MetError as exc:
         raise InvalidCubeError(str(exc)) from None
+
+
+def match_decision_from_mwcs(
+    probs: Sequence[float],
+    mwc_no_double: float,
+    mwc_double_take: float | None,
+    *,
+    met: MatchEquityTable,
+    match_length: int,
+    away_me: int,
+    away_opp: int,
+    cube_value: int = 1,
+    owner: Owner = "center",
+    crawford: bool = False,
+    x: float = CONTACT_X,
+    with_take_point: bool = True,
+) -> CubeDecision:
+    """The match cube decision of the side on roll from its no-double and double/take MWCs.
+
+    The MWCs (side on roll's) come from elsewhere, e.g. a cubeful lookahead
+    (:func:`bgbot.engine.cube_lookahead.match_cube_lookahead`); whether the
+    cube may be turned, double/pass and the take point are
+    :func:`match_cube_decision`'s on ``probs`` (the side on roll's cubeless
+    probabilities), and the equities the same normalisation of the MWCs.
+    ``mwc_double_take`` is ignored where no double is legal.
+    """
+    static = match_cube_decision(probs, met=met, match_length=match_length, away_me=away_me, away_opp=away_opp,
+                                 cube_value=cube_value, owner=owner, crawford=crawford, x=x,
+                                 with_take_point=with_take_point)
+    values = [mwc_no_double] if static.equity_double_take is None else [mwc_no_double, mwc_double_take]
+    for value in values:
+        if not (isinstance(value, numbers.Real) and math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise InvalidCubeError(f"a match winning chance must be a number in [0, 1], got {value!r}")
+    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), int(cube_value), owner)
+    mwc_win, mwc_lose = s.me_after(int(cube_value)), s.me_after(-int(cube_value))
+
+    def to_eq(mwc: float) -> float:
+        return (2.0 * mwc - (mwc_win + mwc_lose)) / (mwc_win - mwc_lose)
+
+    nd = float(mwc_no_double)
+    if static.equity_double_take is None:  # no double is legal
+        return replace(static, equity_no_double=to_eq(nd), equity_optimal=to_eq(nd), mwc_no_double=nd,
+                       mwc_optimal=nd)
+    dt = float(mwc_double_take)  # type: ignore[arg-type]
+    if not static.can_double:  # legal but pointless
+        return replace(static, equity_no_double=to_eq(nd), equity_double_take=to_eq(dt), equity_optimal=to_eq(nd),
+                       mwc_no_double=nd, mwc_double_take=dt, mwc_optimal=nd)
+    dp = float(static.mwc_double_pass)  # type: ignore[arg-type]
+    e_nd, e_dt = to_eq(nd), to_eq(dt)
+    action = _classify(e_nd, e_dt, 1.0, _check_probs(probs)[1] > 0.0)
+    return CubeDecision(action, e_nd, e_dt, 1.0, max(e_nd, min(e_dt, 1.0)), static.take_point, True, "",
+                        nd, dt, dp, max(nd, min(dt, dp)))
 
 
 def _match_decision(

@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.engine.cube import cube_efficiencies, money_cube_values
 from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
 from bgbot.eval.bearoff import get_bearoff_db, home_rows
 from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
@@ -76,9 +75,8 @@ __all__ = [
     "Valuation",
     "Valuer",
     "analyze",
+    "best_plays",
     "check_ply",
-    "exact_cube_values",
-    "lookahead_money_cubeful",
     "lookahead_probs",
     "rank_successors",
     "search_chooser",
@@ -278,112 +276,25 @@ def lookahead_probs(
     return out
 
 
-def lookahead_money_cubeful(
-    evaluator: Evaluator,
-    boards: NDArray[np.int8],
-    depth: int,
-    choose: tuple[Valuer, Valuer] | None = None,
-    *,
-    x: float | None = None,
-    jacoby: bool = False,
-    exact_bearoff: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Cubeful money equities of ``(N, 26)`` positions (side on roll's view, before its roll), ``depth`` rolls deep.
+def best_plays(
+    evaluator: Evaluator, boards: NDArray[np.int8], choose: tuple[Valuer, Valuer] | None = None
+) -> tuple[NDArray[np.int8], NDArray[np.float64]]:
+    """Each board's best play for each of the 21 rolls, as :func:`lookahead_probs` chooses it.
 
-    gnubg's cubeful lookahead: the cube decision is made at every position
-    of the tree, not only at the top.  A leaf (depth 0) has Janowski's
-    equities (:func:`~bgbot.engine.cube.money_cube_values`, with the cube
-    efficiency of its board or ``x``).  A position one level up averages,
-    over its 21 rolls, minus its opponent's **optimal** cubeful equity after
-    the best move of the roll, for each cube owner, and for the cube it has
-    doubled and that was taken; the opponent's optimum is ``max(no double,
-    min(double/take, double/pass = 1))`` where it may double.  So a roll
-    after which the opponent would pass a double (a market loser) or is too
-    good counts as it would be played, where averaging the probabilities
-    first and applying Janowski once smooths it away.
-
-    The moves are chosen as in :func:`lookahead_probs` (``choose``), one per
-    roll for every cube owner.  Returns ``(probs, no_double, double_take)``:
-    the cubeless probabilities (:func:`lookahead_probs`' figures), the
-    no-double equities ``(N, 3)`` by owner
-    (:data:`~bgbot.engine.cube.OWNER_COLUMNS`: centred, the side on roll's,
-    the opponent's) and the double/take equity ``(N,)``, all normalised to
-    the current cube and from the side on roll.  Jacoby applies while the
-    cube is centred.  With ``exact_bearoff`` a leaf (or the position itself)
-    that is a small two-sided bear-off has its exact figures instead of
-    Janowski's (:mod:`bgbot.engine.bearoff_cube`, gnubg's two-sided database).
+    ``boards`` ``(L, 26)``: positions before their roll (side on roll's view), none finished.
+    Returns the positions after the plays and their evaluator probabilities, both from the
+    opponent's view (on roll): ``(L * 21, 26)`` and ``(L * 21, 5)``, row ``k * 21 + r`` for board
+    ``k`` and roll ``r`` (:data:`~bgbot.rules.dice.ROLLS`' order).  ``choose[0]`` values the plays
+    for the mover (default: its cubeless equity).  One move generation and one evaluator call.
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
-    if depth <= 0:
-        probs = np.asarray(evaluator(boards), dtype=np.float64)
-        return (probs, *_leaf_cube_values(probs, boards, x, jacoby, exact_bearoff))
-    done, exact = terminal_probs(boards)
-    probs = exact.astype(np.float64)
-    nd, dt = _leaf_cube_values(probs, boards, x, jacoby, False)  # a finished game: its result, whatever the cube
-    live = np.flatnonzero(~done)
-    if live.size == 0:
-        return probs, nd, dt
-    nr = len(ROLLS)
-    chunk = max(1, MAX_EXPAND // nr)
-    if live.size > chunk:
-        for k in range(0, live.size, chunk):
-            rows = live[k : k + chunk]
-            probs[rows], nd[rows], dt[rows] = lookahead_money_cubeful(
-                evaluator, boards[rows], depth, choose, x=x, jacoby=jacoby, exact_bearoff=exact_bearoff)
-        return probs, nd, dt
-    rep = np.repeat(boards[live], nr, axis=0)
-    dice = np.tile(_ROLLS_ARR, (live.size, 1))
-    succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
+    rep = np.repeat(boards, len(ROLLS), axis=0)
+    dice = np.tile(_ROLLS_ARR, (boards.shape[0], 1))
+    succ, parent = successors_batch(rep, dice)  # passes included
     v = np.asarray(evaluator(succ), dtype=np.float64)
     value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
     best = segment_argmax(value, parent, rep.shape[0])
-    if depth == 1:
-        c_probs = v[best]
-        c_nd, c_dt = _leaf_cube_values(c_probs, succ[best], x, jacoby, exact_bearoff)
-    else:
-        c_probs, c_nd, c_dt = lookahead_money_cubeful(
-            evaluator, succ[best], depth - 1, None if choose is None else (choose[1], choose[0]), x=x, jacoby=jacoby,
-            exact_bearoff=exact_bearoff)
-    # the opponent's optimal equity for each owner (its view); it may double unless the mover owns the cube
-    c_opt = c_nd.copy()
-    c_opt[:, :2] = np.maximum(c_nd[:, :2], np.minimum(c_dt, 1.0)[:, None])
-    # seen from the mover: centred stays centred, its cube is the opponent's "opp" and vice versa
-    mine = -c_opt[:, [0, 2, 1]].reshape(live.size, nr, 3)
-    probs[live] = np.einsum("lrk,r->lk", flip_probs(c_probs).reshape(live.size, nr, 5), ROLL_WEIGHTS)
-    nd[live] = np.einsum("lrk,r->lk", mine, ROLL_WEIGHTS)
-    # after the mover doubles and is taken the opponent owns a cube twice the size: its "me" column
-    dt[live] = 2.0 * (-c_opt[:, 1].reshape(live.size, nr) @ ROLL_WEIGHTS)
-    return probs, nd, dt
-
-
-def _leaf_cube_values(
-    probs: NDArray[np.float64], boards: NDArray[np.int8], x: float | None, jacoby: bool, exact: bool
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Janowski's equities of each board, or the exact ones of a small two-sided bear-off (``exact``)."""
-    xs = cube_efficiencies(boards) if x is None else np.full(len(boards), float(x))
-    nd, dt = money_cube_values(probs, xs, jacoby=jacoby)
-    if exact:
-        exact_cube_values(boards, nd, dt)
-    return nd, dt
-
-
-def exact_cube_values(boards: NDArray[np.int8], nd: NDArray[np.float64], dt: NDArray[np.float64]) -> int:
-    """Overwrite ``nd`` ``(N, 3)`` / ``dt`` ``(N,)`` (:func:`~bgbot.engine.cube.money_cube_values`' layout) with
-    the exact figures where a board is a two-sided bear-off :mod:`bgbot.engine.bearoff_cube` covers.
-
-    Returns how many rows it replaced.  No gammon is possible there, so Jacoby changes nothing.
-    """
-    home, count = home_rows(boards)
-    if not count:
-        return 0
-    from bgbot.engine.bearoff_cube import get_two_sided
-
-    rows = np.flatnonzero(home)
-    ok, vals = get_two_sided().lookup(boards[rows])
-    rows = rows[ok]
-    nd[rows] = vals[ok, 1:4]
-    dt[rows] = 2.0 * vals[ok, 3]
-    return int(rows.size)
+    return succ[best], v[best]
 
 
 def _filter_rows(
