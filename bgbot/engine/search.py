@@ -13,9 +13,10 @@ Plies follow the XG convention (gnubg's numbering is one lower):
 
 A position can also be looked at *before* its roll: :func:`lookahead_probs` at
 depth 0 is the evaluator, at depth ``d`` the average over the side on roll's
-21 rolls of its best move (chosen by 1-ply) valued at depth ``d - 1``.  The
-cube decision "at n ply" uses depth ``n - 1`` of the position itself, and an
-n-ply checker play values each candidate at depth ``n - 1``.
+21 rolls of its best move (chosen by 1-ply) valued at depth ``d - 1``.  An
+n-ply checker play values each candidate at depth ``n - 1``; the cube decision
+"at n ply" looks ``n - 1`` rolls ahead too, with a cube decision at every node
+(:mod:`bgbot.engine.cube_lookahead`, built on :func:`best_plays`).
 
 Move filters (:class:`MoveFilter`) keep the cost of deeper plies down, as
 gnubg's do: after the candidates are evaluated at ply ``k`` only the best
