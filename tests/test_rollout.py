@@ -317,3 +317,37 @@ def test_a_sure_win_without_gammons_rolls_out_to_double_pass(engine: Engine) -> 
     owned = engine.rollout(pos, None, CubeState(cube=2, owner="opp"), RolloutSettings(trials=36, luck=False))
     assert [e.label for e in owned.entries] == ["position"] and owned.cube_action is None
     assert owned.entries[0].cubeful_equity == 1.0  # one cube of 2 won, in units of that cube
+
+
+@pytest.mark.parametrize("ply", [1, 2])
+def test_cube_decisions_inside_trials_are_the_engines(ply: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the decisions a cubeful trial makes come from the same model as Engine.cube_action: the cube
+    # model at 1-ply, the cubeful lookahead above it, small two-sided bear-offs exact in money play
+    import torch
+
+    import bgbot.engine.bearoff_cube as bc
+    from bgbot.engine.cube import money_decision_from_equities
+    from bgbot.engine.cube_lookahead import lookahead_money_cubeful
+    from bgbot.engine.rollout import Start, _Score, _Trials
+    from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.nets import ModelSpec, ValueNet
+
+    torch.manual_seed(4)
+    engine = Engine(NetEvaluator(ValueNet(ModelSpec(hidden=(8,)))))
+    monkeypatch.setattr(bc, "_table", bc.solve(3))  # a small table is enough for these boards
+    positions = [Position.start(), Position.from_points({6: 1, 5: 1, 2: 1}, {4: 2, 1: 1}),
+                 Position.from_points({13: 3, 6: 5, 8: 3}, {6: 4, 5: 4, 4: 3})]
+    starts = [Start(p.board, root_on_roll=True, cube=2, owner=1, norm=2) for p in positions]
+    trials = _Trials(engine.evaluator, starts, _Score(None), RolloutSettings(trials=1, ply=ply, stratify=0),
+                     [0], seed=1)
+    _, decisions = trials._decisions(np.arange(len(positions)))
+    for pos, d in zip(positions, decisions, strict=True):
+        if ply == 1 or bc.get_two_sided().lookup(pos.array()[None, :])[0][0]:
+            want = engine.cube_action(pos, CubeState(cube=2, owner="me"), ply=ply)
+        else:  # inside a trial the lookahead's plays are chosen by cubeless equity
+            probs, nd, dt = lookahead_money_cubeful(engine.evaluator, pos.array()[None, :], ply - 1)
+            want = money_decision_from_equities(probs[0].clip(0, 1), nd[0, 1], dt[0], cube_value=2, owner="me",
+                                                x=engine.cube_efficiency(pos))
+        assert d.action == want.action
+        assert d.equity_no_double == pytest.approx(want.equity_no_double, abs=1e-6)
+        assert d.equity_double_take == pytest.approx(want.equity_double_take, abs=1e-6)

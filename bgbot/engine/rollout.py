@@ -21,9 +21,10 @@ How a trial is played:
   rolls, with ``1296`` the second is the ``(t // 36) % 36``-th too, so 1296 trials hold every
   first-two-roll sequence once (gnubg's rotation of the first rolls).
 * **Checker play** at ``ply`` (XG numbering, :mod:`bgbot.engine.search`), cubeless; **cube decisions**
-  (cubeful rollouts) by the engine's model (:mod:`bgbot.engine.cube`) on the ``ply - 1``-roll lookahead
-  probabilities, the taker taking when double/take is below double/pass; a pass ends the trial (its
-  cubeless figures are then the evaluation at the pass).
+  (cubeful rollouts) as :meth:`Engine.cube_action <bgbot.engine.api.Engine.cube_action>` makes them at
+  ``ply`` (the cube model at 1-ply, the cubeful lookahead above, exact small two-sided bear-offs in money
+  play), the taker taking when double/take is below double/pass; a pass ends the trial (its cubeless
+  figures are then the evaluation at the pass).
 * **Truncation** after ``truncate`` plies (0: play to the end): the leaf is valued by the evaluator
   (``ply - 1`` rolls ahead, the cubeful leaf by the cube model).  With ``stop_at_bearoff`` a trial
   reaching an exact bear-off (both sides home, in the database) stops there with the database's value.
@@ -58,13 +59,17 @@ from numpy.typing import NDArray
 from bgbot.engine.cube import (
     BEAROFF_X,
     CONTACT_X,
+    OWNER_COLUMNS,
     CubeDecision,
     Owner,
     _classify,
     match_cube_decision,
-    money_cube_decision,
+    match_decision_from_mwcs,
+    money_cube_values,
+    money_decision_from_equities,
     race_cube_efficiency,
 )
+from bgbot.engine.cube_lookahead import exact_cube_values, lookahead_money_cubeful, match_cube_lookahead
 from bgbot.engine.executor import (
     ExecutorSpec,
     Journal,
@@ -301,6 +306,8 @@ class _Trials:
         self._more_dice(64)
         self.chooser = greedy_chooser(evaluator) if st.ply == 1 else search_chooser(evaluator, st.ply)
         self.db = evaluator.db if isinstance(evaluator, BearoffEvaluator) and st.stop_at_bearoff else None
+        # money cube figures of small two-sided bear-offs are exact where the evaluator has the database
+        self.exact_cube = isinstance(evaluator, BearoffEvaluator)
 
     def _more_dice(self, n: int) -> None:
         block = np.stack([r.integers(1, 7, size=(n, 2)) for r in self.rngs]) if self.rngs else np.zeros((0, n, 2))
@@ -330,41 +337,62 @@ class _Trials:
         away = self.score.away if mover == 1 else (self.score.away[1], self.score.away[0])
         return owner, away
 
-    def _decide(self, g: int, probs: NDArray[np.float64], x: float) -> CubeDecision:
-        """The cube decision of game ``g``'s side on roll from its ``probs`` (its view)."""
-        owner, away = self._cube_view(g)
+    def _decisions(
+        self, idx: NDArray[np.int64], one_ply: NDArray[np.float64] | None = None
+    ) -> tuple[NDArray[np.float64], list[CubeDecision]]:
+        """The cube decisions of games ``idx``'s sides on roll at ``ply``, and their probabilities (their view).
+
+        :meth:`Engine.cube_action <bgbot.engine.api.Engine.cube_action>`'s: the cube model at 1-ply,
+        the cubeful lookahead (:mod:`bgbot.engine.cube_lookahead`) above, with the plays inside it
+        chosen cubeless as the trials' own lookahead does; in money play small two-sided bear-offs
+        are exact when the evaluator has the bear-off database.  ``one_ply``: the evaluator's
+        probabilities of these boards, already computed (used at 1-ply).
+        """
+        boards = self.boards[idx]
+        depth = self.st.ply - 1
+        xs = _cube_x(boards)
         sc = self.score
+        out: list[CubeDecision] = []
         if sc.met is None:
-            return money_cube_decision(
-                probs,
-                cube_value=int(self.cube[g]),
-                owner=owner,
-                x=x,
-                jacoby=sc.jacoby,
-            )
-        return match_cube_decision(
-            probs,
-            met=sc.met,
-            match_length=sc.match,
-            away_me=away[0],
-            away_opp=away[1],
-            cube_value=int(self.cube[g]),
-            owner=owner,
-            crawford=sc.crawford,
-            x=x,
-        )
+            if depth == 0 and one_ply is not None:
+                probs = np.asarray(one_ply, dtype=np.float64)
+                nd, dt = money_cube_values(probs, xs, jacoby=sc.jacoby)
+            else:
+                probs, nd, dt = lookahead_money_cubeful(self.ev, boards, depth, jacoby=sc.jacoby,
+                                                        exact_bearoff=self.exact_cube)
+            if self.exact_cube:
+                exact_cube_values(boards, nd, dt)  # the position itself (a deeper lookahead: its leaves too)
+            probs = np.clip(probs, 0.0, 1.0)
+            for j, g in enumerate(idx.tolist()):
+                owner, _ = self._cube_view(g)
+                out.append(money_decision_from_equities(probs[j], float(nd[j, OWNER_COLUMNS.index(owner)]),
+                                                        float(dt[j]), cube_value=int(self.cube[g]), owner=owner,
+                                                        x=float(xs[j])))
+            return probs, out
+        probs = one_ply if depth == 0 and one_ply is not None else lookahead_probs(self.ev, boards, depth)
+        probs = np.clip(probs, 0.0, 1.0)
+        for j, g in enumerate(idx.tolist()):
+            owner, away = self._cube_view(g)
+            common = {"met": sc.met, "match_length": sc.match, "away_me": away[0], "away_opp": away[1],
+                      "cube_value": int(self.cube[g]), "owner": owner, "crawford": sc.crawford}
+            if depth == 0:
+                out.append(match_cube_decision(probs[j], x=float(xs[j]), **common))  # type: ignore[arg-type]
+                continue
+            _, nd_mwc, dt_mwc = match_cube_lookahead(self.ev, boards[j], depth, **common)  # type: ignore[arg-type]
+            out.append(match_decision_from_mwcs(probs[j], nd_mwc, dt_mwc, x=float(xs[j]),
+                                                **common))  # type: ignore[arg-type]
+        return probs, out
 
     def _leaf(self, idx: NDArray[np.int64]) -> None:
         """Value games ``idx`` where they stand (before the roll of their side on roll)."""
         if idx.size == 0:
             return
-        probs = lookahead_probs(self.ev, self.boards[idx], self.st.ply - 1)
-        root = self._root_view(idx, probs)
         if self.st.cubeful:
-            xs = _cube_x(self.boards[idx])
+            probs, decisions = self._decisions(idx)
+            root = self._root_view(idx, probs)
             cf = []
             for j, g in enumerate(idx.tolist()):
-                d = self._decide(g, np.clip(probs[j], 0.0, 1.0), float(xs[j]))
+                d = decisions[j]
                 sign = 1.0 if self.root_on_roll[g] else -1.0
                 if self.score.met is None:
                     cf.append(sign * d.equity_optimal * self.cube[g] / self.norm[g])
@@ -372,6 +400,7 @@ class _Trials:
                     mwc = d.mwc_optimal if sign > 0 else 1.0 - d.mwc_optimal
                     cf.append(self.score.to_eq(mwc, int(self.norm[g])))
         else:
+            root = self._root_view(idx, lookahead_probs(self.ev, self.boards[idx], self.st.ply - 1))
             cf = equity(root).tolist()
         self._finish(idx, root, cf)
 
@@ -401,17 +430,18 @@ class _Trials:
         sel = idx[can]
         if sel.size == 0:
             return
-        probs = lookahead_probs(self.ev, self.boards[sel], self.st.ply - 1)
+        one_ply = np.asarray(self.ev(self.boards[sel]), dtype=np.float64)
         if self.score.met is None:
-            keep = probs[:, 0] >= _MONEY_NO_DOUBLE_BELOW
-            sel, probs = sel[keep], probs[keep]
+            # no model doubles at a P(win) this low: skip those decisions (the 1-ply P(win) decides)
+            keep = one_ply[:, 0] >= _MONEY_NO_DOUBLE_BELOW
+            sel, one_ply = sel[keep], one_ply[keep]
         if sel.size == 0:
             return
-        xs = _cube_x(self.boards[sel])
+        probs, decisions = self._decisions(sel, one_ply)
         passed: list[int] = []
         pass_rows: list[int] = []
         for j, g in enumerate(sel.tolist()):
-            d = self._decide(g, np.clip(probs[j], 0.0, 1.0), float(xs[j]))
+            d = decisions[j]
             if not d.doubles:
                 continue
             m = 1 if self.root_on_roll[g] else -1
