@@ -147,3 +147,24 @@ def test_engine_uses_the_exact_table_for_decisions_leaves_and_plays(monkeypatch:
     # without the bear-off database the engine keeps Janowski's model
     plain = Engine(ev, bearoff=False).cube_action(pos, ply=1)
     assert plain.equity_no_double != pytest.approx(vals[0, 1], abs=1e-4)
+
+
+def test_the_cli_and_the_answers_decide_through_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    # the benchmark's bear-off (12 pips each): gnubg 2-ply says double/pass with double/take 1.061
+    from bgbot.cli.main import main
+
+    assert main(["cube", "aQAAgBEAAAAAAA"]) == 0
+    out = capsys.readouterr().out
+    assert "Double, take  +1.061" in out and "proper cube action: Double, pass" in out
+    assert "note: exact: two-sided bear-off table" in out and "take point" not in out
+    # above 1-ply the JSON answer is the engine's lookahead decision, not the cube model on averaged figures
+    from bgbot.engine.answers import analyse_cube
+
+    torch.manual_seed(6)
+    engine = Engine(NetEvaluator(ValueNet(ModelSpec(hidden=(8,)))), bearoff=False)
+    pos = Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})
+    for cs in (CubeState(), CubeState(match=7, score=(2, 4))):
+        answer = analyse_cube(engine, pos, cs, 2)
+        d = engine.cube_action(pos, cs, ply=2)
+        assert answer["equity_no_double"] == pytest.approx(d.equity_no_double, abs=1e-6)  # rounded in JSON
+        assert answer["equity_double_take"] == pytest.approx(d.equity_double_take, abs=1e-6)

@@ -249,7 +249,7 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     engine = _load_engine(args)
     probs = engine.evaluate(pos, ply)
     x = engine.cube_efficiency(pos)
-    d = engine.cube_action(pos, cs, ply=ply, x=x, probs=probs)
+    d = engine.cube_action(pos, cs, ply=ply)  # its own lookahead above 1-ply; probs and x are shown
     if args.json:
         from bgbot.engine.answers import cube_answer
 
@@ -275,6 +275,8 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     print(f"proper cube action: {describe_action(d, owner)}")
     if d.take_point is not None:
         print(f"opponent's take point: {100 * d.take_point:.1f}% cubeless wins")
+    if d.note:
+        print(f"note: {d.note}")
     return 0
 
 

@@ -123,5 +123,5 @@ def analyse_cube(engine: Engine, pos: Position, cs: CubeState, ply: int) -> dict
     """Evaluate ``pos`` (side on roll's view) at ``ply`` and build its :func:`cube_answer`."""
     probs = engine.evaluate(pos, ply)
     x = engine.cube_efficiency(pos)
-    d = engine.cube_action(pos, cs, ply=ply, x=x, probs=probs)
+    d = engine.cube_action(pos, cs, ply=ply)  # its own lookahead above 1-ply; probs and x are shown
     return cube_answer(engine, pos, ply, cs, probs, x, d)

@@ -16,6 +16,7 @@ one-sided bear-off database instead of the network.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Sequence
@@ -82,6 +83,8 @@ __all__ = [
 
 
 
+#: :attr:`CubeDecision.note` of a decision read off the exact two-sided bear-off table.
+EXACT_BEAROFF_NOTE = "exact: two-sided bear-off table"
 _MONEY = CubeState()  # a money game, cube centred (frozen: one instance serves every call)
 _OWNER_SEEN_BY_OPPONENT = {"center": "center", "me": "opp", "opp": "me"}
 
@@ -376,8 +379,10 @@ class Engine:
         probs = self.evaluate(p, 1).tolist()  # exact too: the one-sided database's race probabilities
         col = OWNER_COLUMNS.index(cs.owner)
         xv = self.cube_efficiency(p) if x is None else x
-        return money_decision_from_equities(probs, float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
-                                            owner=cs.owner, x=xv)
+        d = money_decision_from_equities(probs, float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
+                                         owner=cs.owner, x=xv)
+        # Janowski's take point would contradict the exact figures: there is none to show
+        return dataclasses.replace(d, take_point=None, note=d.note or EXACT_BEAROFF_NOTE)
 
     def _match_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
         """The match cube decision at ``ply`` >= 2 from the cubeful lookahead, in match winning chances."""

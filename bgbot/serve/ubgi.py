@@ -410,7 +410,7 @@ class UbgiSession:
         pos = self._need_position()
         engine = self._engine()
         probs = engine.evaluate(pos, ply)
-        d = engine.cube_action(pos, self.ctx.cube_state(), ply=ply, probs=probs)
+        d = engine.cube_action(pos, self.ctx.cube_state(), ply=ply)
         return probs, d
 
     def _go_cube(self, ply: int) -> None:

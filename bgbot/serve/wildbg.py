@@ -185,5 +185,5 @@ def wildbg_eval(service: Service, params: Mapping[str, str]) -> dict[str, Any]:
         )
     with field("p0..p25"):
         probs = service.engine.evaluate(pos, service.config.ply)
-        d = service.engine.cube_action(pos, cs, ply=service.config.ply, probs=probs)
+        d = service.engine.cube_action(pos, cs, ply=service.config.ply)
     return {"cube": {"double": d.doubles, "accept": d.takes}, "probabilities": probabilities_view(probs)}
