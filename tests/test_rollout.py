@@ -351,3 +351,34 @@ def test_cube_decisions_inside_trials_are_the_engines(ply: int, monkeypatch: pyt
         assert d.action == want.action
         assert d.equity_no_double == pytest.approx(want.equity_no_double, abs=1e-6)
         assert d.equity_double_take == pytest.approx(want.equity_double_take, abs=1e-6)
+
+
+def test_match_cube_decisions_inside_trials_use_one_lookahead_each() -> None:
+    # above 1-ply a match trial's decision is the match lookahead (plays chosen cubeless) and its
+    # probabilities are that lookahead's own averages, which are the cubeless lookahead's
+    import torch
+
+    from bgbot.engine.cube import match_decision_from_mwcs
+    from bgbot.engine.cube_lookahead import match_cube_lookahead
+    from bgbot.engine.met import DEFAULT_MET, load_met
+    from bgbot.engine.rollout import Start, _Score, _Trials
+    from bgbot.engine.search import lookahead_probs
+    from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.nets import ModelSpec, ValueNet
+
+    torch.manual_seed(5)
+    ev = NetEvaluator(ValueNet(ModelSpec(hidden=(8,))))
+    met = load_met(DEFAULT_MET)
+    positions = [Position.start(), Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})]
+    starts = [Start(p.board, root_on_roll=True) for p in positions]
+    score = _Score(met, (5, 3), False, False, 7)
+    trials = _Trials(ev, starts, score, RolloutSettings(trials=1, ply=2, stratify=0), [0], seed=1)
+    probs, decisions = trials._decisions(np.arange(len(positions)))
+    boards = np.stack([p.array() for p in positions])
+    np.testing.assert_allclose(probs, lookahead_probs(ev, boards, 1).clip(0, 1), atol=1e-12)
+    for pos, q, d in zip(positions, probs, decisions, strict=True):
+        _, nd, dt = match_cube_lookahead(ev, pos.array(), 1, met=met, match_length=7, away_me=5, away_opp=3)
+        want = match_decision_from_mwcs(q, nd, dt, met=met, match_length=7, away_me=5, away_opp=3,
+                                        x=Engine(ev, bearoff=False).cube_efficiency(pos))
+        assert (d.action, d.mwc_no_double, d.mwc_double_take) == (want.action, want.mwc_no_double,
+                                                                   want.mwc_double_take)

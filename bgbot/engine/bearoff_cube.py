@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.eval.bearoff import NUM_POINTS, _rank, num_positions, unrank_all
+from bgbot.eval.bearoff import NUM_POINTS, _rank, num_positions, unrank_all, user_cache_dir
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
 from bgbot.rules.movegen import successors_batch
 
@@ -156,9 +156,8 @@ CACHE_NAME = "bearoff-cube-v1.npy"
 
 
 def cache_path() -> Path:
-    """Where the solved table is cached: ``$XDG_CACHE_HOME/bgbot/`` (default ``~/.cache/bgbot/``)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser() / "bgbot" / CACHE_NAME
+    """Where the solved table is cached: :func:`~bgbot.eval.bearoff.user_cache_dir` (``~/.cache/bgbot/``)."""
+    return user_cache_dir() / CACHE_NAME
 
 
 def _read_cache(path: Path) -> TwoSidedCube | None:

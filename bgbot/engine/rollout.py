@@ -57,17 +57,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.engine.cube import (
-    BEAROFF_X,
-    CONTACT_X,
     OWNER_COLUMNS,
     CubeDecision,
     Owner,
     _classify,
+    cube_efficiencies,
     match_cube_decision,
     match_decision_from_mwcs,
     money_cube_values,
     money_decision_from_equities,
-    race_cube_efficiency,
 )
 from bgbot.engine.cube_lookahead import exact_cube_values, lookahead_money_cubeful, match_cube_lookahead
 from bgbot.engine.executor import (
@@ -94,7 +92,7 @@ from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
 from bgbot.rules.matchstate import MAX_CUBE, CubeState
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.position import Position, all_home, has_contact
+from bgbot.rules.position import Position, all_home
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
@@ -258,15 +256,6 @@ class _Score:
         return self.to_eq(self.root_mwc(points), norm)
 
 
-def _cube_x(boards: NDArray[np.int8]) -> NDArray[np.float64]:
-    """gnubg's cube efficiency per board (side on roll): as :meth:`Engine.cube_efficiency`, batched."""
-    contact = has_contact(boards)
-    home = all_home(boards)
-    pips = (np.clip(boards[:, 1:26], 0, None).astype(np.int64) * np.arange(1, 26)).sum(axis=1)
-    x = np.array([race_cube_efficiency(int(p)) for p in pips]) if pips.size else np.zeros(0)
-    return np.where(contact, CONTACT_X, np.where(home, BEAROFF_X, x))
-
-
 class _Trials:
     """The state of ``S`` starts times ``T`` trials, game ``g = s * T + k``; all at the same turn."""
 
@@ -350,18 +339,19 @@ class _Trials:
         """
         boards = self.boards[idx]
         depth = self.st.ply - 1
-        xs = _cube_x(boards)
+        xs = cube_efficiencies(boards)
         sc = self.score
         out: list[CubeDecision] = []
+        if depth == 0:
+            probs = np.asarray(self.ev(boards) if one_ply is None else one_ply, dtype=np.float64)
         if sc.met is None:
-            if depth == 0 and one_ply is not None:
-                probs = np.asarray(one_ply, dtype=np.float64)
+            if depth == 0:
                 nd, dt = money_cube_values(probs, xs, jacoby=sc.jacoby)
-            else:
+            else:  # the leaves exact where they can be; the position itself just below
                 probs, nd, dt = lookahead_money_cubeful(self.ev, boards, depth, jacoby=sc.jacoby,
                                                         exact_bearoff=self.exact_cube)
             if self.exact_cube:
-                exact_cube_values(boards, nd, dt)  # the position itself (a deeper lookahead: its leaves too)
+                exact_cube_values(boards, nd, dt)
             probs = np.clip(probs, 0.0, 1.0)
             for j, g in enumerate(idx.tolist()):
                 owner, _ = self._cube_view(g)
@@ -369,19 +359,21 @@ class _Trials:
                                                         float(dt[j]), cube_value=int(self.cube[g]), owner=owner,
                                                         x=float(xs[j])))
             return probs, out
-        probs = one_ply if depth == 0 and one_ply is not None else lookahead_probs(self.ev, boards, depth)
-        probs = np.clip(probs, 0.0, 1.0)
+        rows = []
         for j, g in enumerate(idx.tolist()):
             owner, away = self._cube_view(g)
             common = {"met": sc.met, "match_length": sc.match, "away_me": away[0], "away_opp": away[1],
                       "cube_value": int(self.cube[g]), "owner": owner, "crawford": sc.crawford}
             if depth == 0:
-                out.append(match_cube_decision(probs[j], x=float(xs[j]), **common))  # type: ignore[arg-type]
-                continue
-            _, nd_mwc, dt_mwc = match_cube_lookahead(self.ev, boards[j], depth, **common)  # type: ignore[arg-type]
-            out.append(match_decision_from_mwcs(probs[j], nd_mwc, dt_mwc, x=float(xs[j]),
-                                                **common))  # type: ignore[arg-type]
-        return probs, out
+                q = np.clip(probs[j], 0.0, 1.0)
+                out.append(match_cube_decision(q, x=float(xs[j]), **common))  # type: ignore[arg-type]
+            else:  # the lookahead's own averaged probabilities: one expansion per game
+                q, nd_mwc, dt_mwc = match_cube_lookahead(self.ev, boards[j], depth, **common)  # type: ignore[arg-type]
+                q = np.clip(q, 0.0, 1.0)
+                out.append(match_decision_from_mwcs(q, nd_mwc, dt_mwc, x=float(xs[j]),
+                                                    **common))  # type: ignore[arg-type]
+            rows.append(q)
+        return np.asarray(rows, dtype=np.float64).reshape(-1, 5), out
 
     def _leaf(self, idx: NDArray[np.int64]) -> None:
         """Value games ``idx`` where they stand (before the roll of their side on roll)."""

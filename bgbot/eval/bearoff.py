@@ -312,8 +312,13 @@ def default_path() -> Path:
         return Path(env).expanduser()
     if _PACKAGED.is_file():
         return _PACKAGED
+    return user_cache_dir() / FILE_NAME
+
+
+def user_cache_dir() -> Path:
+    """bgbot's folder in the user's cache: ``$XDG_CACHE_HOME/bgbot`` (default ``~/.cache/bgbot``)."""
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser() / "bgbot" / FILE_NAME
+    return Path(cache).expanduser() / "bgbot"
 
 
 def build_bearoff(
