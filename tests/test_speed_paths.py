@@ -22,7 +22,14 @@ from conftest import DATA, read_jsonl
 from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError
 from bgbot.eval.encoding import ENCODING_VERSIONS, encode
-from bgbot.eval.evaluate import NetEvaluator, make_consistent, terminal_probs
+from bgbot.eval.evaluate import (
+    DEDUP_MIN_ROWS,
+    NetEvaluator,
+    evaluate_distinct,
+    make_consistent,
+    terminal_probs,
+    unique_rows,
+)
 from bgbot.eval.inference import CLASS_NETS, ModelSpec, NumpyNet
 from bgbot.eval.models import DEFAULT_MODEL, load_model
 from bgbot.rules.classes import classify_rows
@@ -346,3 +353,41 @@ def test_the_analysis_hands_its_results_in_the_candidates_order() -> None:
             a, boards = _analyze(engine.evaluator, pos, dice, ply, engine.filters, None)
             assert boards.dtype == np.int8 and boards.shape == (len(a), 26)
             assert [tuple(row) for row in boards.tolist()] == [c.result.board for c in a.candidates]
+
+
+def test_unique_rows_finds_every_distinct_board_in_order() -> None:
+    rows = read_jsonl("benchmark/checker.jsonl")[:60]
+    boards = np.stack([Position.from_id(r["position"]).array() for r in rows])
+    dice = np.array([r["dice"] for r in rows])
+    succ, _ = successors_batch(np.repeat(boards, 3, axis=0), np.repeat(dice, 3, axis=0))  # each row thrice
+    rng = np.random.default_rng(5)
+    succ = succ[rng.permutation(succ.shape[0])]
+    first, inverse = unique_rows(succ)
+    np.testing.assert_array_equal(succ[first][inverse], succ)
+    seen: dict[bytes, int] = {}
+    for i, row in enumerate(succ):
+        seen.setdefault(row.tobytes(), i)
+    assert first.tolist() == sorted(seen.values())  # each distinct row once, at its first occurrence
+    assert first.shape[0] * 3 == succ.shape[0]
+    assert unique_rows(succ[:0])[0].shape == (0,)
+
+
+def test_evaluate_distinct_answers_every_row_and_evaluates_each_board_once() -> None:
+    engine = Engine.load()
+    sizes: list[int] = []
+
+    def counting(b: np.ndarray) -> np.ndarray:
+        sizes.append(b.shape[0])
+        return engine.evaluator(b)
+
+    rows = read_jsonl("benchmark/checker.jsonl")[:40]
+    boards = np.stack([Position.from_id(r["position"]).array() for r in rows])
+    succ, _ = successors_batch(np.repeat(boards, 8, axis=0), np.tile(np.array([[3, 1]]), (320, 1)))
+    assert succ.shape[0] >= DEDUP_MIN_ROWS
+    got = evaluate_distinct(counting, succ)
+    np.testing.assert_array_equal(got, engine.evaluator(succ))
+    assert sizes == [succ.shape[0] // 8]  # one call, on the distinct rows only
+    sizes.clear()
+    small = succ[: DEDUP_MIN_ROWS - 1]
+    np.testing.assert_array_equal(evaluate_distinct(counting, small), engine.evaluator(small))
+    assert sizes == [small.shape[0]]  # a small batch goes through as it is

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 
 from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
 from bgbot.eval.bearoff import get_bearoff_db, home_rows
-from bgbot.eval.evaluate import Evaluator, equity, flip_probs, segment_argmax, terminal_probs
+from bgbot.eval.evaluate import Evaluator, equity, evaluate_distinct, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.movegen import successors_batch
@@ -264,7 +264,7 @@ def lookahead_probs(
     rep = np.repeat(boards[live], nr, axis=0)  # (L*21, 26): row k*21 + r is board k with roll r
     dice = np.tile(_ROLLS_ARR, (live.size, 1))
     succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
-    v = np.asarray(evaluator(succ), dtype=np.float64)  # (M, 5) the opponent's view
+    v = np.asarray(evaluate_distinct(evaluator, succ), dtype=np.float64)  # (M, 5) the opponent's view
     # the mover maximises its own value
     value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
     best = segment_argmax(value, parent, rep.shape[0])
@@ -292,7 +292,7 @@ def best_plays(
     rep = np.repeat(boards, len(ROLLS), axis=0)
     dice = np.tile(_ROLLS_ARR, (boards.shape[0], 1))
     succ, parent = successors_batch(rep, dice)  # passes included
-    v = np.asarray(evaluator(succ), dtype=np.float64)
+    v = np.asarray(evaluate_distinct(evaluator, succ), dtype=np.float64)
     value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
     best = segment_argmax(value, parent, rep.shape[0])
     return succ[best], v[best]

@@ -382,3 +382,71 @@ def segment_argmax(values: NDArray[np.float64], parent: NDArray[np.int64], n_par
         if j < 0 or values[i] > values[j]:
             best[p] = i
     return best
+
+
+@njit(cache=True)
+def unique_rows(boards: NDArray[np.int8]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(first, inverse)`` of the distinct rows of ``(N, 26)`` int8 ``boards``.
+
+    ``first`` holds the index of each distinct row's first occurrence, in order
+    of first occurrence; ``boards[first][inverse] == boards``.  An open-addressing
+    hash table over the rows' bytes, every candidate match compared in full, so
+    the result is exact whatever the hashes do.
+    """
+    n = boards.shape[0]
+    size = 1
+    while size < 2 * n:
+        size <<= 1
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)  # slot -> index into first
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    u = 0
+    for i in range(n):
+        h = np.uint64(1469598103934665603)  # FNV-1a over the 26 counts (each -15..15, shifted to 1..31)
+        for k in range(26):
+            h = (h ^ np.uint64(np.int64(boards[i, k]) + 16)) * np.uint64(1099511628211)
+        s = np.int64(h & np.uint64(mask))
+        while True:
+            t = table[s]
+            if t < 0:
+                table[s] = u
+                first[u] = i
+                inverse[i] = u
+                u += 1
+                break
+            j = first[t]
+            same = True
+            for k in range(26):
+                if boards[i, k] != boards[j, k]:
+                    same = False
+                    break
+            if same:
+                inverse[i] = t
+                break
+            s = (s + 1) & mask
+    return first[:u], inverse
+
+
+if not jit.COMPILED:
+    # the FNV hash multiplies uint64s that wrap around: numba wraps silently, numpy's scalars wrap and warn
+    unique_rows = jit.wrapping(unique_rows)
+
+# a batch this big or bigger is evaluated once per distinct row (evaluate_distinct)
+DEDUP_MIN_ROWS = 256
+
+
+def evaluate_distinct(evaluator: Evaluator, boards: NDArray[np.int8]) -> Probs:
+    """``evaluator(boards)``, with each distinct row evaluated once when the batch is big.
+
+    The lookahead's batches repeat about one row in nine (different plays meeting
+    the same reply); the hash pass costs a fraction of an evaluation, so rows
+    from :data:`DEDUP_MIN_ROWS` up are evaluated once and the answers copied.
+    Each row's answer is from its own side on roll's view, as ``evaluator``'s.
+    """
+    if boards.shape[0] < DEDUP_MIN_ROWS:
+        return evaluator(boards)
+    first, inverse = unique_rows(np.ascontiguousarray(boards, dtype=np.int8))
+    if first.shape[0] == boards.shape[0]:
+        return evaluator(boards)
+    return np.asarray(evaluator(boards[first]))[inverse]
