@@ -50,6 +50,46 @@ def test_money_plays_are_ranked_by_the_opponents_cubeful_equity_after_the_move(e
             assert eq == sorted(eq, reverse=True)
 
 
+@pytest.mark.parametrize(
+    ("state", "their_owner"),
+    [(CubeState(), "center"), (CubeState(cube=2, owner="me"), "opp"), (CubeState(cube=4, owner="opp"), "me"),
+     (CubeState(jacoby=True), "center")],
+)
+def test_deeper_plays_are_valued_by_the_opponents_cube_decision_at_that_ply(
+    engine: Engine, state: CubeState, their_owner: str
+) -> None:
+    # gnubg's way: a play searched at ply k is worth minus the opponent's best cube action after it,
+    # from the opponent's own cubeful lookahead at ply k (cube decisions at every node), not Janowski
+    # applied once to the lookahead's averaged probabilities
+    theirs = CubeState(cube=state.cube, owner=their_owner, jacoby=state.jacoby)  # type: ignore[arg-type]
+    rows = _contact_rows(4) + [r for r in read_jsonl("benchmark/checker.jsonl") if r["class"] == "race"][:2]
+    janowski_differs = False
+    for r in rows:
+        pos = Position.from_id(r["position"])
+        a = engine.best_move(pos, r["dice"], 2, state)
+        deep = [c for c in a.candidates if c.ply == 2]
+        assert deep and a.kind == CUBEFUL_MONEY
+        for c in a.candidates:
+            d = engine.cube_action(c.result, theirs, ply=c.ply)
+            assert c.equity == pytest.approx(-d.equity_optimal, abs=1e-9)
+            if c.ply == 2:
+                opp = flip_probs(np.asarray(c.probs)[None, :])[0]
+                once = money_cube_decision(opp, cube_value=theirs.cube, owner=their_owner,
+                                           x=engine.cube_efficiency(c.result), jacoby=theirs.jacoby)
+                janowski_differs |= abs(once.equity_optimal - d.equity_optimal) > 1e-4
+        ranked = [(c.ply, c.equity) for c in a.candidates]
+        assert ranked == sorted(ranked, reverse=True)
+    assert janowski_differs  # the positions tell the two methods apart
+
+
+def test_three_ply_plays_are_valued_by_the_three_ply_cube_decision(engine: Engine) -> None:
+    r = _contact_rows(1)[0]
+    a = engine.best_move(Position.from_id(r["position"]), r["dice"], 3)
+    assert [c.ply for c in a.candidates].count(3) >= 1
+    for c in a.candidates:
+        assert c.equity == pytest.approx(-engine.cube_action(c.result, ply=c.ply).equity_optimal, abs=1e-9)
+
+
 def test_at_double_match_point_only_winning_counts(engine: Engine) -> None:
     dmp = CubeState(match=7, score=(6, 6))
     for r in _contact_rows(12):

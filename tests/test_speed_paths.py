@@ -350,7 +350,7 @@ def test_the_analysis_hands_its_results_in_the_candidates_order() -> None:
     engine = Engine.load()
     for pos, dice in _benchmark_items()[::40]:
         for ply in (1, 2):
-            a, boards = _analyze(engine.evaluator, pos, dice, ply, engine.filters, None)
+            a, boards, _ = _analyze(engine.evaluator, pos, dice, ply, engine.filters, None)
             assert boards.dtype == np.int8 and boards.shape == (len(a), 26)
             assert [tuple(row) for row in boards.tolist()] == [c.result.board for c in a.candidates]
 

@@ -250,7 +250,11 @@ class Engine:
         cs = self.cube_state(state)
         theirs = _opponents_cube(cs)
         # boards: the candidates' results, (K, 26) from the opponent's view, in the candidates' order
-        a, boards = _analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
+        a, boards, searched = _analyze(self.evaluator, p, dice, ply, self.filters, self._valuation(cs, theirs))
+        if searched is not None and cs.is_money:
+            # above 1-ply each play's value came from the search: minus the opponent's best cube
+            # action after it, from the cubeful lookahead for the plays looked at deeper
+            return rerank(a, [(v, None) for v in searched.tolist()], CUBEFUL_MONEY)
         # every candidate at once (a roll has at least one: not moving is a candidate): the
         # opponent's probabilities and cube efficiency after each play
         probs = np.asarray([c.probs for c in a.candidates], dtype=np.float64)
@@ -309,8 +313,22 @@ class Engine:
                                                 owner_after, cs.jacoby)
                 return value
 
+            def deep(
+                results: NDArray[np.int8], depth: int, choose: tuple[Valuer, Valuer]
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                # the opponent's cubeful lookahead after each play (its cube decision at every node), as
+                # its own cube decision at this ply would make it; the mover's value is minus its optimum
+                probs, nd, dt = lookahead_money_cubeful(self.evaluator, results, depth, choose, jacoby=cs.jacoby,
+                                                        exact_bearoff=self._exact_cube)
+                if self._exact_cube:
+                    exact_cube_values(results, nd, dt)  # a small two-sided bear-off is decided exactly
+                col = OWNER_COLUMNS.index(theirs.owner)
+                if theirs.owner == "opp" or theirs.cube >= MAX_CUBE:
+                    return probs, -nd[:, col]
+                return probs, -np.maximum(nd[:, col], np.minimum(dt, 1.0))
+
             # after my play the opponent is on roll with ``theirs``; after its play I am, with ``cs``
-            return Valuation(rank=rank, mine=money(theirs.owner), theirs=money(cs.owner))
+            return Valuation(rank=rank, mine=money(theirs.owner), theirs=money(cs.owner), deep=deep)
         away_me, away_opp = cs.away
 
         def dead(me: int, opp: int) -> Valuer:

@@ -219,11 +219,23 @@ class Valuation:
     slow: it sees tens of rows); ``mine`` and ``theirs`` are the batched
     values by which the root's mover and its opponent choose their plays
     inside the lookahead (hundreds of thousands of rows at 3-ply).
+
+    ``deep``, when given, replaces the cubeless lookahead of the candidates
+    that go deeper: ``deep(results, depth, choose)`` looks the results
+    ``(K, 26)`` (the opponent's view, on roll) ``depth`` rolls ahead with the
+    plays chosen by ``choose`` (:func:`lookahead_probs`' argument) and returns
+    their cubeless probabilities **from the opponent's view** and the root
+    mover's value of each (minus the opponent's best cubeful action there,
+    as gnubg values a play), so that a candidate's value at ply ``k + 1`` is
+    its cubeful lookahead, not ``rank`` applied to averaged probabilities.
     """
 
     rank: Valuer
     mine: Valuer
     theirs: Valuer
+    deep: Callable[
+        [NDArray[np.int8], int, tuple[Valuer, Valuer]], tuple[NDArray[np.float64], NDArray[np.float64]]
+    ] | None = None
 
 
 def lookahead_probs(
@@ -345,16 +357,34 @@ def rank_successors(
     With ``valuation`` the filters keep the best by ``valuation.rank`` and
     the lookahead chooses each side's plays by ``valuation.mine`` /
     ``valuation.theirs`` (cubeful money or match values) instead of cubeless
-    equity; the probabilities returned are the cubeless ones either way.
+    equity, and ``valuation.deep`` (when set) does the deeper plies' lookahead;
+    the probabilities returned are the cubeless ones either way.
     """
+    probs, plies, _ = _ranked(evaluator, succ, parent, ply, filters, skip_forced, valuation)
+    return probs, plies
+
+
+def _ranked(
+    evaluator: Evaluator,
+    succ: NDArray[np.int8],
+    parent: NDArray[np.int64],
+    ply: int,
+    filters: Sequence[MoveFilter],
+    skip_forced: bool,
+    valuation: Valuation | None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`rank_successors` and each row's value at its ply, by which the filters chose: the mover's
+    cubeless equity, or with ``valuation`` ``valuation.rank`` at 1-ply and ``valuation.deep``'s value deeper
+    (``valuation.rank`` of the deeper probabilities without ``deep``)."""
     ply = check_ply(ply)
     filt = _check_filters(filters)
     succ = np.ascontiguousarray(succ, dtype=np.int8)
     parent = np.asarray(parent, dtype=np.int64)
     probs = flip_probs(np.asarray(evaluator(succ), dtype=np.float64))
     plies = np.ones(succ.shape[0], dtype=np.int64)
+    score = equity(probs) if valuation is None else np.asarray(valuation.rank(probs, succ), dtype=np.float64)
     if ply == 1:
-        return probs, plies
+        return probs, plies, score
     if skip_forced and succ.shape[0]:
         counts = np.bincount(parent)
         searchable = counts[parent] > 1
@@ -362,14 +392,23 @@ def rank_successors(
         searchable = np.ones(succ.shape[0], dtype=bool)
     for k in range(1, ply):
         f = filt[min(k - 1, len(filt) - 1)]
-        score = equity(probs) if valuation is None else valuation.rank(probs, succ)
         kept = _filter_rows(score, parent, (plies == k) & searchable, f)
         if kept.size == 0:
             break
-        choose = None if valuation is None else (valuation.theirs, valuation.mine)  # the opponent is on roll
-        probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k, choose))
+        if valuation is None:
+            probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k))
+            score[kept] = equity(probs[kept])
+        else:
+            choose = (valuation.theirs, valuation.mine)  # the opponent is on roll
+            if valuation.deep is None:
+                probs[kept] = flip_probs(lookahead_probs(evaluator, succ[kept], k, choose))
+                score[kept] = valuation.rank(probs[kept], succ[kept])
+            else:
+                theirs, value = valuation.deep(succ[kept], k, choose)
+                probs[kept] = flip_probs(theirs)
+                score[kept] = value
         plies[kept] = k + 1
-    return probs, plies
+    return probs, plies, score
 
 
 Chooser = Callable[[NDArray[np.int8], NDArray[np.int8], NDArray[np.int64]], NDArray[np.int64]]
@@ -600,9 +639,10 @@ def _analyze(
     valuation: Valuation | None,
     *,
     with_rows: bool = True,
-) -> tuple[Analysis, NDArray[np.int8]]:
-    """:func:`analyze`, and its candidates' results as ``(K, 26)`` int8 rows in the candidates' order
-    (the opponent's view): what a caller that goes on to value the results in a batch needs.
+) -> tuple[Analysis, NDArray[np.int8], NDArray[np.float64] | None]:
+    """:func:`analyze`, its candidates' results as ``(K, 26)`` int8 rows in the candidates' order
+    (the opponent's view): what a caller that goes on to value the results in a batch needs, and
+    above 1-ply with ``valuation`` each candidate's value at its ply (:func:`_ranked`; else None).
     ``with_rows=False`` leaves the rows out (an empty array; gathering them costs a tenth of a 1-ply call)."""
     d = parse_dice(dice)
     ply = check_ply(ply)
@@ -622,20 +662,22 @@ def _analyze(
         # best first, ties in the generator's order (a stable sort, as the lexsort below)
         order = sorted(range(len(eq_l)), key=eq_l.__getitem__, reverse=True)
         plies_l = [1] * len(eq_l)
+        values = None
     else:
-        probs, plies = rank_successors(
-            evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, valuation=valuation
+        probs, plies, score = _ranked(
+            evaluator, succ, np.zeros(succ.shape[0], dtype=np.int64), ply, filt, False, valuation
         )
         eq_l, plies_l = equity(probs).tolist(), plies.tolist()
         probs_l = list(map(tuple, probs.tolist()))
         # deeper plies first, then the higher equity; ties in the generator's order (stable)
         order = sorted(range(len(eq_l)), key=lambda i: (plies_l[i], eq_l[i]), reverse=True)
+        values = None if valuation is None else score[order]
     best = eq_l[order[0]]
     texts = _MoveTexts(pos, d)
     results = positions_of_rows(succ)
     make = Candidate._make
     cands = tuple([make(results[i], probs_l[i], eq_l[i], plies_l[i], eq_l[i] - best, texts, eq_l[i]) for i in order])
-    return Analysis(pos, d, ply, cands, filt, CUBELESS), succ[order] if with_rows else succ[:0]
+    return Analysis(pos, d, ply, cands, filt, CUBELESS), succ[order] if with_rows else succ[:0], values
 
 
 CUBELESS = "cubeless money equity"
