@@ -18,6 +18,7 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bgbot import fileio
 from bgbot.errors import ConfigError, OutputError, ascii_int, quote_input
 
 T = TypeVar("T")
@@ -201,17 +202,8 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, what: str = "outp
     half of one; a full disk leaves the old file and no temporary file behind.
     """
     p = check_output_file(path, what)
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-        tmp = None
+        fileio.write_text_atomic(p, text)
     except OSError as exc:
         raise OutputError(f"cannot write the {what} {quote_input(str(p))}: {_why(exc)}") from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
     return p

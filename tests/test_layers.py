@@ -16,15 +16,15 @@ from conftest import loaded_after
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "bgbot"
 
-# layer -> the layers it may import (besides itself); top-level modules errors/config/jit are the floor
+# layer -> the layers it may import (besides itself); top-level modules errors/config/fileio/jit are the floor
 LAYERS = {
     "rules": {"errors", "jit"},
-    "formats": {"errors", "rules"},
-    "eval": {"errors", "config", "jit", "rules"},
-    "engine": {"errors", "config", "jit", "rules", "formats", "eval"},
-    "play": {"errors", "config", "jit", "rules", "formats", "eval", "engine"},
-    "cli": {"errors", "config", "jit", "rules", "formats", "eval", "engine", "play", "serve"},
-    "serve": {"errors", "config", "jit", "rules", "formats", "eval", "engine", "play"},
+    "formats": {"errors", "fileio", "rules"},
+    "eval": {"errors", "config", "fileio", "jit", "rules"},
+    "engine": {"errors", "config", "fileio", "jit", "rules", "formats", "eval"},
+    "play": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine"},
+    "cli": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine", "play", "serve"},
+    "serve": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine", "play"},
 }
 
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -52,6 +51,7 @@ from typing import Any
 
 from bgbot.engine.api import Engine
 from bgbot.errors import CheckpointError, ConfigError
+from bgbot.fileio import write_text_atomic
 from bgbot.rules.matchstate import CubeState
 from bgbot.rules.position import Position, PositionClass, classify
 
@@ -166,9 +166,7 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
     """Add ``row`` to the record, rewriting the file atomically (an interrupted write loses nothing)."""
     path = Path(path)
     rows = [*load_record(path), row]
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
 def plot_generations(record: str | Path, png: str | Path) -> Path:

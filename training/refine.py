@@ -59,7 +59,6 @@ import base64
 import copy
 import dataclasses
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +77,7 @@ from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
 from bgbot.eval.inference import CLASS_NETS
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
+from bgbot.fileio import atomic_open, write_text_atomic
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position, PositionClass, classify_boards
@@ -275,7 +275,7 @@ def generate(
         if old != meta:
             raise ConfigError(f"{str(out)!r} holds data made with {old}, not {meta}: choose another --out")
     else:
-        _atomic_text(meta_path, json.dumps(meta, indent=1) + "\n")
+        write_text_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
     todo = [k for k in range(chunks) if not _chunk_path(out, k).exists()]
     if not todo:
         return 0
@@ -285,10 +285,9 @@ def generate(
     bar = tqdm(total=chunks, initial=chunks - len(todo), unit="chunk", desc="label", disable=not progress)
     for i, result in run_tasks(tasks, blob, executor=executor, workers=workers):
         path = _chunk_path(out, todo[i])
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, boards=_unpack(result["boards"]), labels=_unpack(result["labels"]),
-                 seconds=np.float64(result["seconds"]))
-        os.replace(tmp, path)
+        with atomic_open(path) as f:
+            np.savez(f, boards=_unpack(result["boards"]), labels=_unpack(result["labels"]),
+                     seconds=np.float64(result["seconds"]))
         bar.update(1)
     bar.close()
     return len(todo)
@@ -335,12 +334,6 @@ def _unpack(d: dict[str, object]) -> NDArray[np.generic]:
     if dtype.kind not in "iuf":
         raise ConfigError(f"a labelled chunk holds {dtype}, not numbers")
     return np.frombuffer(base64.b64decode(str(d["data"])), dtype=dtype).reshape(d["shape"])  # type: ignore[arg-type]
-
-
-def _atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32], NDArray[np.int64]]:
@@ -491,7 +484,7 @@ def fit(
             )
     summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
                "history": history, "best_holdout_bce": best}
-    _atomic_text(out / "fit.json", json.dumps(summary, indent=1) + "\n")
+    write_text_atomic(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
         raise CheckpointError(f"no epoch improved the held-out loss of {str(init)!r}: nothing written")
     return summary
@@ -548,7 +541,7 @@ def average(models: list[str | Path], weights: list[float] | None, out: str | Pa
                     config={**first.data.get("config", {}), **info},
                     games_trained=max(int(ck.data.get("games_trained", 0)) for ck in cks), last_eval="")
     summary = {**info, "spec": str(first.net.spec), "class_nets": sorted(class_nets)}
-    _atomic_text(out / "average.json", json.dumps(summary, indent=1) + "\n")
+    write_text_atomic(out / "average.json", json.dumps(summary, indent=1) + "\n")
     return summary
 
 

@@ -36,7 +36,6 @@ Read top to bottom:
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +53,7 @@ from bgbot.eval import pubeval
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import NetEvaluator, segment_argmax, terminal_probs
 from bgbot.eval.nets import ModelSpec, ValueNet, load_checkpoint, save_checkpoint, set_torch_threads, widen_inputs
+from bgbot.fileio import write_text_atomic
 from bgbot.play.duel import duel
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
@@ -384,9 +384,7 @@ def prepare_run_dir(out_dir: str | Path, *, fresh: bool, force: bool = False, ga
         rows = [line for line in metrics.read_text().splitlines() if line.strip()]
         keep = [line for line in rows if json.loads(line).get("games_trained", 0) <= games_done]
         if len(keep) != len(rows):
-            tmp = metrics.with_name(metrics.name + ".tmp")
-            tmp.write_text("".join(line + "\n" for line in keep))
-            os.replace(tmp, metrics)
+            write_text_atomic(metrics, "".join(line + "\n" for line in keep))
     return out
 
 

@@ -35,9 +35,7 @@ leaves of the cubeful lookahead.
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.eval.bearoff import NUM_POINTS, _rank, num_positions, unrank_all, user_cache_dir
+from bgbot.fileio import atomic_open
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
 from bgbot.rules.movegen import successors_batch
 
@@ -172,14 +171,12 @@ def _read_cache(path: Path) -> TwoSidedCube | None:
 
 
 def _write_cache(path: Path, table: TwoSidedCube) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("xb") as fh:
+        with atomic_open(path) as fh:
             np.save(fh, table.values, allow_pickle=False)
-        os.replace(tmp, path)
     except OSError:  # a read-only or full cache: the next process solves again
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 def get_two_sided() -> TwoSidedCube:

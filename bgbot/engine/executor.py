@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bgbot.errors import ExecutorError, JournalError, quote_input
+from bgbot.fileio import write_text_atomic
 
 if TYPE_CHECKING:
     from bgbot.eval.evaluate import Evaluator
@@ -393,17 +394,6 @@ def prepare_executor(executor: str | ExecutorSpec | None) -> ExecutorSpec:
 # ---------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Journal:
@@ -435,7 +425,7 @@ class Journal:
         else:
             if any(self.folder.glob("task-*.json")):
                 raise JournalError(f"results folder {str(self.folder)!r} holds task files but no manifest.json")
-            _write_atomic(
+            write_text_atomic(
                 manifest,
                 json.dumps(
                     {"format": JOURNAL_FORMAT, "run": run, "tasks": len(self.keys), "about": about or {}}, indent=1
@@ -463,7 +453,7 @@ class Journal:
 
     def put(self, index: int, result: dict[str, Any]) -> None:
         """Store the result of task ``index`` (atomically)."""
-        _write_atomic(self._path(index), json.dumps({"key": self.keys[index], "result": result}))
+        write_text_atomic(self._path(index), json.dumps({"key": self.keys[index], "result": result}))
 
 
 # ---------------------------------------------------------------------------

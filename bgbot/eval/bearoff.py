@@ -86,7 +86,6 @@ import os
 import sys
 import threading
 import time
-import uuid
 import zipfile
 import zlib
 from pathlib import Path
@@ -96,6 +95,7 @@ import numpy as np
 
 from bgbot import jit
 from bgbot.errors import CheckpointError, ConfigError, InvalidPositionError
+from bgbot.fileio import atomic_open
 from bgbot.jit import njit
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import HOME, NUM_SLOTS, all_home
@@ -347,20 +347,14 @@ def build_bearoff(
 def _save(path: Path, rolls: NDArray[np.float32], first_off: NDArray[np.float32], max_checkers: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # a unique name opened with "xb" (not mkstemp, whose 0600 mode would stick to a shared file)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        with tmp.open("xb") as fh:
-            np.savez_compressed(
-                fh,
-                version=np.int64(BEAROFF_VERSION),
-                max_checkers=np.int64(max_checkers),
-                rolls=rolls,
-                first_off=first_off,
-            )
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as fh:
+        np.savez_compressed(
+            fh,
+            version=np.int64(BEAROFF_VERSION),
+            max_checkers=np.int64(max_checkers),
+            rolls=rolls,
+            first_off=first_off,
+        )
 
 
 # ---------------------------------------------------------------------------

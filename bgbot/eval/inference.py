@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,7 @@ from numpy.typing import NDArray
 from bgbot import jit
 from bgbot.errors import BgbotError, CheckpointError, quote_input
 from bgbot.eval.encoding import DEFAULT_VERSION, num_inputs
+from bgbot.fileio import atomic_open
 from bgbot.jit import f32_from_bits, njit
 from bgbot.rules.position import PositionClass
 
@@ -324,17 +323,8 @@ def save_npz(path: str | Path, net: NumpyNet, **meta: Any) -> Path:
     for prefix, one in [("", net), *((f"{name}.", sub) for name, sub in net.by_class.items())]:
         for i, (w, b) in enumerate(one.layers):
             arrays[f"{prefix}w{i}"], arrays[f"{prefix}b{i}"] = w, b
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as f:
+        np.savez(f, **arrays)
     return path
 
 

@@ -20,7 +20,6 @@ and numpy (:func:`to_numpy`), so torch is imported only to train or to read a
 from __future__ import annotations
 
 import os
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from torch import nn
 from bgbot.errors import QUOTE_LIMIT, CheckpointError, quote_input
 from bgbot.eval.encoding import ENCODING_VERSIONS, num_inputs
 from bgbot.eval.inference import ModelSpec, NumpyNet, check_class_net
+from bgbot.fileio import atomic_open
 
 CHECKPOINT_FORMAT = "bgbot-checkpoint-1"
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh}
@@ -96,17 +96,8 @@ def save_checkpoint(
     }
     if class_nets:
         payload["class_nets"] = {name: _net_entry(sub) for name, sub in class_nets.items()}
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as f:
+        torch.save(payload, f)
     return path
 
 

@@ -36,15 +36,14 @@ what it writes reads back as the same :class:`MatchRecord`.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Literal, Protocol
 
+from bgbot import fileio
 from bgbot.errors import InvalidMoveError, RecordError, RecordMoveError, quote_input
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MAX_CUBE, MatchState
@@ -205,15 +204,7 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a record is an ordinary file
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fileio.write_text_atomic(p, text)
     return p
 
 
