@@ -43,6 +43,34 @@ def test_chunks_hold_positions_labelled_one_roll_ahead(tmp_path: Path, init: Pat
     assert (np.clip(boards, 0, None).sum(axis=1) > 0).all() and (np.clip(-boards, 0, None).sum(axis=1) > 0).all()
 
 
+def test_a_damped_label_goes_its_step_of_the_way_from_the_network_to_the_lookahead(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    out = tmp_path / "half"
+    assert generate(init, out, 1, dataclasses.replace(CFG, step=0.25), progress=False) == 1
+    boards, labels, _ = load_chunks(out)
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    want = 0.25 * lookahead_probs(ev, boards, 1) + 0.75 * np.asarray(ev(boards), dtype=np.float64)
+    np.testing.assert_allclose(labels, want, atol=1e-5)
+    full_boards, full, _ = load_chunks(_one_chunk(tmp_path / "full", init))
+    np.testing.assert_array_equal(full_boards, boards)
+    assert np.abs(full - labels).max() > 1e-3  # the same positions (same seed), other labels
+
+
+def _one_chunk(out: Path, init: Path) -> Path:
+    generate(init, out, 1, CFG, progress=False)
+    return out
+
+
+@pytest.mark.parametrize("step", [0.0, -0.5, 1.5, float("nan")])
+def test_a_bad_step_is_a_clear_error(tmp_path: Path, init: Path, step: float) -> None:
+    import dataclasses
+
+    with pytest.raises(ConfigError, match="step"):
+        generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, step=step), progress=False)
+    assert not (tmp_path / "bad" / "generate.json").exists()
+
+
 def test_a_killed_run_resumes_with_the_same_data(tmp_path: Path, init: Path) -> None:
     full, cut = tmp_path / "full", tmp_path / "cut"
     generate(init, full, 3, CFG, progress=False)

@@ -100,6 +100,9 @@ class GenerateConfig:
     mine: bool = False  # with candidates: only rolls whose best play at 2-ply is not the 1-ply best
     classes: str = ""  # "race", "crashed", "contact" or a comma list of them: keep only those (classify); "" all
     label: str = "lookahead"  # "lookahead": the network's (depth + 1)-ply value; "rollout": a truncated rollout
+    # lookahead labels: the share of the way from the network's own (1-ply) value to the lookahead's; below 1 a
+    # damped one-step target (a full step from a network biased for the side on roll overshoots to the other side)
+    step: float = 1.0
     trials: int = 36  # rollout labels: trials a position (a multiple of 36: the first roll is stratified)
     truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
@@ -263,6 +266,8 @@ def generate(
         raise ConfigError(f"label {cfg.label!r}: choose lookahead or rollout")
     if cfg.label == "rollout":
         rollout_settings(cfg, 0)
+    if not (isinstance(cfg.step, int | float) and 0.0 < cfg.step <= 1.0):
+        raise ConfigError(f"step {cfg.step!r}: the labels' share of the lookahead must be above 0 and at most 1")
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
@@ -309,7 +314,10 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
     if cfg.label == "rollout":
         labels = rollout_probs(evaluator, boards, rollout_settings(cfg, int(payload["chunk"])))  # type: ignore[call-overload]
     else:
-        labels = lookahead_probs(evaluator, boards, cfg.depth).astype(np.float32)
+        deep = lookahead_probs(evaluator, boards, cfg.depth)
+        if cfg.step != 1.0:
+            deep = cfg.step * deep + (1.0 - cfg.step) * np.asarray(evaluator(boards), dtype=np.float64)
+        labels = deep.astype(np.float32)
     return {"boards": _pack(boards), "labels": _pack(labels), "seconds": time.perf_counter() - t0}
 
 

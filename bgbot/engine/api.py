@@ -239,9 +239,13 @@ class Engine:
         beside it.  ``state`` is the cube and score (a :class:`CubeState` from
         the side on roll, a :class:`MatchState`, or None for a money game with
         the cube centred).  Each play's result is valued for the opponent, now
-        on roll with the cube after the move, from the probabilities found at
-        the play's ply: the mover's value is minus the opponent's best cube
-        action.  ``cubeless=True`` ranks by cubeless money equity instead.
+        on roll with the cube after the move: the mover's value is minus the
+        opponent's best cube action.  In a money game a play searched at ply
+        ``k >= 2`` takes that action from the opponent's own cubeful lookahead
+        (the decision :meth:`cube_action` makes there at ply ``k``: cube
+        decisions at every node of the tree); a 1-ply play, and every play in
+        a match, from the probabilities found at its ply.
+        ``cubeless=True`` ranks by cubeless money equity instead.
         ``analysis.kind`` names the equity shown.
         """
         p = _as_position(pos)
