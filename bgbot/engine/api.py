@@ -89,6 +89,18 @@ _MONEY = CubeState()  # a money game, cube centred (frozen: one instance serves 
 _OWNER_SEEN_BY_OPPONENT = {"center": "center", "me": "opp", "opp": "me"}
 
 
+def _optimal_from_values(
+    nd: NDArray[np.float64], dt: NDArray[np.float64], owner: str, cube: int
+) -> NDArray[np.float64]:
+    """The side on roll's optimal money equity per row from its no-double equities ``nd`` ``(N, 3)`` (by
+    :data:`OWNER_COLUMNS`) and double/take ``dt`` ``(N,)``: no double when it cannot double (the opponent
+    owns the cube, or it is at its highest face), else ``max(no double, min(double/take, double/pass = 1))``."""
+    col = OWNER_COLUMNS.index(owner)  # type: ignore[arg-type]
+    if owner == "opp" or cube >= MAX_CUBE:
+        return nd[:, col]
+    return np.maximum(nd[:, col], np.minimum(dt, 1.0))
+
+
 @functools.lru_cache(maxsize=512)
 def _opponents_cube(cs: CubeState) -> CubeState:
     """The cube and score of ``cs`` (the side on roll's view) seen by its opponent, who is on roll after the move.
@@ -292,9 +304,7 @@ class Engine:
             nd = np.full((len(boards), 3), np.nan)
             dt = np.full(len(boards), np.nan)
             if exact_cube_values(boards, nd, dt):
-                col = OWNER_COLUMNS.index(owner)  # type: ignore[arg-type]
-                exact = nd[:, col] if owner == "opp" or cube >= MAX_CUBE else np.maximum(
-                    nd[:, col], np.minimum(dt, 1.0))
+                exact = _optimal_from_values(nd, dt, owner, cube)
                 opt = np.where(np.isnan(exact), opt, exact)
         return opt
 
@@ -326,10 +336,7 @@ class Engine:
                                                         exact_bearoff=self._exact_cube)
                 if self._exact_cube:
                     exact_cube_values(results, nd, dt)  # a small two-sided bear-off is decided exactly
-                col = OWNER_COLUMNS.index(theirs.owner)
-                if theirs.owner == "opp" or theirs.cube >= MAX_CUBE:
-                    return probs, -nd[:, col]
-                return probs, -np.maximum(nd[:, col], np.minimum(dt, 1.0))
+                return probs, -_optimal_from_values(nd, dt, theirs.owner, theirs.cube)
 
             # after my play the opponent is on roll with ``theirs``; after its play I am, with ``cs``
             return Valuation(rank=rank, mine=money(theirs.owner), theirs=money(cs.owner), deep=deep)
