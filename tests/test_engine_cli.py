@@ -18,7 +18,7 @@ from bgbot.cli.main import main
 from bgbot.engine.api import Engine
 from bgbot.engine.cube import CONTACT_X, match_cube_decision, money_cube_decision
 from bgbot.engine.met import load_met
-from bgbot.engine.search import lookahead_probs
+from bgbot.engine.search import lookahead_probs, parse_filters
 from bgbot.errors import (
     CheckpointError,
     ConfigError,
@@ -237,6 +237,20 @@ def test_cli_move_json(capsys: pytest.CaptureFixture[str], ckpt: Path) -> None:
     # the same figures as the API
     api = Engine.load(ckpt).best_move(START, (3, 1), ply=2)
     assert [m["move"] for m in data["moves"]] == [c.move for c in api.candidates]
+
+
+def test_cli_move_filter_sets_which_plays_go_deeper(capsys: pytest.CaptureFixture[str], ckpt: Path) -> None:
+    deep = {}
+    for f in ("1:0", "tiny", "huge"):
+        code, out, _ = run_cli(capsys, "move", START, "52", "--ply", "2", "--filter", f, "--json", "--checkpoint",
+                               str(ckpt))
+        assert code == 0
+        deep[f] = [m["move"] for m in json.loads(out)["moves"] if m["ply"] == 2]
+    api = Engine.load(ckpt, filters=parse_filters("tiny")).best_move(START, (5, 2), ply=2)
+    assert deep["tiny"] == [c.move for c in api.candidates if c.ply == 2]
+    assert len(deep["1:0"]) == 1 and len(deep["1:0"]) <= len(deep["tiny"]) <= len(deep["huge"]) <= 20
+    code, _, err = run_cli(capsys, "move", START, "52", "--ply", "2", "--filter", "8:lots", "--checkpoint", str(ckpt))
+    assert code == 2 and "'8:lots'" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_move_takes_the_dice_from_an_xgid(capsys: pytest.CaptureFixture[str], ckpt: Path) -> None:

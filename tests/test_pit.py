@@ -21,7 +21,10 @@ import pytest
 from conftest import make_tiny_checkpoint, read_jsonl
 
 from bgbot.cli.main import main
+from bgbot.engine import executor
+from bgbot.engine.search import parse_filters
 from bgbot.errors import BgbotError, ConfigError, EngineError, IllegalMoveError, InvalidMoveError, JournalError
+from bgbot.play import pit
 from bgbot.play.bots import BaseBot, BgbotBot, PubevalBot, RandomBot, make_bot, parse_bot_spec
 from bgbot.play.bots.fibsline import PipeEngineBot, engine_board, move_from_text
 from bgbot.play.external import answer, read_board, serve_external
@@ -54,6 +57,7 @@ def test_specs_parse_with_typed_options() -> None:
     assert parse_bot_spec("pubeval").kind == "pubeval"
     assert parse_bot_spec("random:seed=3,double=0.25").get("double") == 0.25
     assert parse_bot_spec("cmd:python3 engine.py --fast").get("argv") == ("python3", "engine.py", "--fast")
+    assert parse_bot_spec("bgbot:ply=2,filter=5:0.08").get("filter") == "5:0.08"
     tcp = parse_bot_spec("tcp:localhost:4321")
     assert (tcp.get("host"), tcp.get("port")) == ("localhost", 4321)
 
@@ -66,6 +70,7 @@ def test_specs_parse_with_typed_options() -> None:
         ("gnubg:ply=two", "not an int"),
         ("bgbot:ply", "not KEY=VALUE"),
         ("bgbot:ply=1,ply=2", "given twice"),
+        ("bgbot:ply=2,filter=wide", "bad move filter 'wide'"),
         ("random:double=x", "not a float"),
         ("tcp:localhost", "HOST:PORT"),
         ("cmd:", "command line"),
@@ -332,6 +337,21 @@ def test_pit_report_is_consistent_deterministic_and_the_same_with_two_workers(tm
     assert (r3.ppg, r3.mean_turns, r3.decisions) != (r1.ppg, r1.mean_turns, r1.decisions)
     text = r1.format()
     assert "A points per game" in text and "duplicate pairs" in text and "cube B: doubled" in text
+
+
+def test_a_bgbot_filter_reaches_its_engine_in_process_and_in_pit_workers(
+    tiny_ckpt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = make_bot(f"bgbot:checkpoint={tiny_ckpt},ply=2,filter=tiny")
+    assert bot.engine.filters == parse_filters("tiny")  # type: ignore[attr-defined]
+    spec = parse_bot_spec(f"bgbot:checkpoint={tiny_ckpt},ply=2,filter=3:0.05,bearoff=0")
+    bot_info, blob = pit._ship(spec)
+    assert blob is not None
+    monkeypatch.setitem(executor._SHIPPED, blob.hash, blob)  # as a pit worker holds the networks shipped to it
+    built = pit._build_bot(bot_info, spec, jacoby=False, seed=1, cube=False)
+    assert built.engine.filters == parse_filters("3:0.05")  # type: ignore[attr-defined]
+    r = run_pit(spec.text, "pubeval", PitConfig(games=2, seed=3, rules=Rules(cube=False)))
+    assert r.games == 2
 
 
 def test_match_mode_reports_match_wins(tiny_ckpt: Path) -> None:

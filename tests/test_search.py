@@ -16,10 +16,12 @@ from conftest import read_jsonl
 
 from bgbot.engine.search import (
     DEFAULT_FILTERS,
+    FILTER_PRESETS,
     BearoffEvaluator,
     MoveFilter,
     analyze,
     lookahead_probs,
+    parse_filters,
     rank_successors,
     search_chooser,
 )
@@ -320,6 +322,41 @@ def test_bearoff_evaluator_uses_the_database_in_range(ev: NetEvaluator) -> None:
 # ---------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [("tiny", MoveFilter(5, 0.08)), ("Normal", MoveFilter(8, 0.16)), (" huge ", MoveFilter(20, 0.44)),
+     ("5:0.08", MoveFilter(5, 0.08)), ("12:0.3", MoveFilter(12, 0.3))],
+)
+def test_filter_names_and_keep_margin_texts(text: str, first: MoveFilter) -> None:
+    filters = parse_filters(text)
+    assert filters == (first, DEFAULT_FILTERS[1])  # the filter before 3-ply stays the default's
+    assert parse_filters("normal") == DEFAULT_FILTERS
+
+
+@pytest.mark.parametrize("text", ["wide", "", "5", "0:0.1", "5:-0.1", "5:nan", "x:0.1", "5:0.1:2", "٥:0.1"])
+def test_bad_filter_texts_are_config_errors_quoting_them(text: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(repr(text))):
+        parse_filters(text)
+
+
+def test_presets_widen_in_order_and_bound_the_deeper_candidates(ev: NetEvaluator) -> None:
+    order = ["tiny", "narrow", "normal", "large", "huge"]
+    assert [FILTER_PRESETS[n].keep for n in order] == sorted(FILTER_PRESETS[n].keep for n in order)
+    assert [FILTER_PRESETS[n].margin for n in order] == sorted(FILTER_PRESETS[n].margin for n in order)
+    pos, dice = Position.start(), (5, 2)
+    one_ply = analyze(ev, pos, dice, ply=1)
+    counts = []
+    for name in order:
+        f = FILTER_PRESETS[name]
+        a = analyze(ev, pos, dice, ply=2, filters=parse_filters(name))
+        deep = {c.result for c in a.candidates if c.ply == 2}
+        floor = one_ply.best.equity - f.margin
+        expect = {c.result for c in one_ply.candidates[: f.keep] if c.equity >= floor}
+        assert deep == expect
+        counts.append(len(deep))
+    assert counts == sorted(counts)
 
 
 @pytest.mark.parametrize("ply", [0, 4, "x", 1.5, True])

@@ -12,7 +12,7 @@ import re
 import sys
 import typing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
 from bgbot.cli.options import add_cube_options, cube_state_from_args
@@ -165,10 +165,10 @@ def _one_torch_thread() -> None:
         set_torch_threads(1)
 
 
-def _load_engine(args: argparse.Namespace) -> Engine:
+def _load_engine(args: argparse.Namespace, **kwargs: Any) -> Engine:
     from bgbot.engine.api import Engine
 
-    engine = Engine.load(args.checkpoint)
+    engine = Engine.load(args.checkpoint, **kwargs)
     _one_torch_thread()
     return engine
 
@@ -177,7 +177,7 @@ def _cmd_move(args: argparse.Namespace) -> int:
     import json
 
     from bgbot.engine.api import position_ids
-    from bgbot.engine.search import check_ply
+    from bgbot.engine.search import check_ply, parse_filters
     from bgbot.errors import InvalidDiceError
     from bgbot.formats.parse import parse_position_and_state
     from bgbot.rules.dice import parse_dice
@@ -191,7 +191,7 @@ def _cmd_move(args: argparse.Namespace) -> int:
     else:
         raise InvalidDiceError(f"no dice given for {args.position!r}: add DICE like 31, or an XGID with dice")
     cs = cube_state_from_args(args, state)
-    engine = _load_engine(args)
+    engine = _load_engine(args, filters=parse_filters(args.filter))
     analysis = engine.best_move(pos, dice, ply, cs, cubeless=args.cubeless)
     if args.json:
         from bgbot.engine.answers import move_answer
@@ -286,6 +286,11 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
     add_cube_options(s)
     s.add_argument("--cubeless", action="store_true", help="rank by cubeless money equity (cube and score ignored)")
+    s.add_argument(
+        "--filter", default="normal",
+        help="which plays a 2-/3-ply search looks at deeper: tiny (5 within 0.08), narrow (8, 0.12), normal "
+        "(8, 0.16; default), large (16, 0.32), huge (20, 0.44) as gnubg names them, or KEEP:MARGIN",
+    )
     s.set_defaults(func=_cmd_move)
 
     s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.errors import ConfigError, InvalidPositionError, ascii_int
+from bgbot.errors import ConfigError, InvalidPositionError, ascii_int, quote_input
 from bgbot.eval.bearoff import get_bearoff_db, home_rows
 from bgbot.eval.evaluate import Evaluator, equity, evaluate_distinct, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_FILTERS",
+    "FILTER_PRESETS",
     "MAX_EXPAND",
     "MAX_PLY",
     "Analysis",
@@ -79,6 +80,7 @@ __all__ = [
     "best_plays",
     "check_ply",
     "lookahead_probs",
+    "parse_filters",
     "rank_successors",
     "search_chooser",
 ]
@@ -119,6 +121,40 @@ class MoveFilter:
 # keeps 2 within 0.04.  The second filter here (before 3-ply) is a little wider because our
 # 2-ply figures come from a weaker network than gnubg's.
 DEFAULT_FILTERS: tuple[MoveFilter, ...] = (MoveFilter(8, 0.16), MoveFilter(3, 0.06))
+
+#: The first filter (after 1-ply) by the names gnubg gives its predefined move filters; the
+#: deeper one stays :data:`DEFAULT_FILTERS`' second.  "normal" is the default.
+FILTER_PRESETS: dict[str, MoveFilter] = {
+    "tiny": MoveFilter(5, 0.08),
+    "narrow": MoveFilter(8, 0.12),
+    "normal": MoveFilter(8, 0.16),
+    "large": MoveFilter(16, 0.32),
+    "huge": MoveFilter(20, 0.44),
+}
+
+
+def parse_filters(text: object) -> tuple[MoveFilter, ...]:
+    """Move filters from a preset name (:data:`FILTER_PRESETS`) or ``KEEP:MARGIN`` (e.g. ``5:0.08``).
+
+    The text sets the filter applied after 1-ply (which candidates a 2- or 3-ply
+    search looks at deeper); the filter before 3-ply stays the default's.
+    Raises :class:`~bgbot.errors.ConfigError` quoting the text.
+    """
+    raw = str(text).strip().lower()
+    first = FILTER_PRESETS.get(raw)
+    if first is None:
+        keep, sep, margin = raw.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            first = MoveFilter(ascii_int(keep.strip()), float(margin))
+        except (ValueError, ConfigError):
+            names = ", ".join(FILTER_PRESETS)
+            raise ConfigError(
+                f"bad move filter {quote_input(str(text))}: expected one of {names} or KEEP:MARGIN "
+                "(a whole number >= 1 and an equity >= 0, e.g. 5:0.08)"
+            ) from None
+    return (first, *DEFAULT_FILTERS[1:])
 
 
 def check_ply(ply: object) -> int:

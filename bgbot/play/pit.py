@@ -405,6 +405,7 @@ def _hook_exit() -> None:
 def _build_bot(bot: dict[str, Any], spec: BotSpec, *, jacoby: bool, seed: int, cube: bool) -> Bot:
     if spec.kind == "bgbot" and bot.get("model"):
         from bgbot.engine.api import Engine
+        from bgbot.engine.search import parse_filters
         from bgbot.play.bots import BgbotBot
 
         o = dict(spec.options)
@@ -414,6 +415,7 @@ def _build_bot(bot: dict[str, Any], spec: BotSpec, *, jacoby: bool, seed: int, c
             bearoff=bool(o.get("bearoff", True)),
             checkpoint=Path(ckpt) if ckpt else None,
             games_trained=bot.get("games_trained"),
+            filters=parse_filters(o.get("filter", "normal")),
         )
         return BgbotBot(
             engine,

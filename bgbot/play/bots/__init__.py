@@ -9,7 +9,9 @@ A spec names a bot and its options, ``KIND[:KEY=VALUE[,KEY=VALUE...]]``:
                                             ``bearoff=0`` to answer bear-offs by the network,
                                             ``cubeful=0`` to rank plays cubeless (default: cubeful
                                             money equity or match winning chances; cubeless in
-                                            a pit without the cube)
+                                            a pit without the cube), ``filter`` (the move filter
+                                            of 2-/3-ply: ``tiny``, ``narrow``, ``normal``,
+                                            ``large``, ``huge`` or ``KEEP:MARGIN``)
 ``gnubg``, ``gnubg:ply=0``                  GNU Backgammon over its external-player socket;
                                             ``ply`` (gnubg's numbering, 0-4), ``cube_ply``,
                                             ``path`` (default ``/usr/games/gnubg``), ``timeout``
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 
 from bgbot.config import check_seed
 from bgbot.engine.api import Engine
-from bgbot.engine.search import check_ply
+from bgbot.engine.search import check_ply, parse_filters
 from bgbot.errors import ConfigError, ascii_int, quote_input
 from bgbot.eval.bearoff import get_bearoff_db
 from bgbot.play.bots.base import BaseBot, Bot
@@ -70,7 +72,7 @@ __all__ = [
 
 # option name -> type, per kind
 _OPTIONS: dict[str, dict[str, type]] = {
-    "bgbot": {"checkpoint": str, "ply": int, "cube_ply": int, "bearoff": bool, "cubeful": bool},
+    "bgbot": {"checkpoint": str, "ply": int, "cube_ply": int, "bearoff": bool, "cubeful": bool, "filter": str},
     "gnubg": {"ply": int, "cube_ply": int, "path": str, "timeout": float},
     "bgsage": {"ply": int, "cube_ply": int, "cubeful": bool},
     "pubeval": {},
@@ -104,6 +106,7 @@ def _probability(label: str) -> Callable[[object], object]:
 _CHECKS: dict[tuple[str, str], Callable[[object], object]] = {
     ("bgbot", "ply"): check_ply,
     ("bgbot", "cube_ply"): check_ply,
+    ("bgbot", "filter"): lambda v: parse_filters(v) and v,
     ("gnubg", "ply"): _gnubg_ply("ply"),
     ("gnubg", "cube_ply"): _gnubg_ply("cube_ply"),
     ("gnubg", "timeout"): check_timeout,
@@ -271,6 +274,7 @@ def make_bot(
             bearoff=bool(o.get("bearoff", True)),
             name=label,
             cubeful=bool(o.get("cubeful", cube)),
+            filters=parse_filters(o.get("filter", "normal")),
         )
     if s.kind == "gnubg":
         kwargs: dict[str, object] = {"jacoby": jacoby, "name": label}

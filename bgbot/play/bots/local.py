@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from bgbot.config import check_seed
 from bgbot.engine.api import Engine
-from bgbot.engine.search import check_ply
+from bgbot.engine.search import DEFAULT_FILTERS, MoveFilter, check_ply
 from bgbot.errors import ConfigError
 from bgbot.eval.pubeval import choose
 from bgbot.play.bots.base import BaseBot
@@ -106,9 +107,14 @@ class BgbotBot(BaseBot):
         bearoff: bool = True,
         name: str = "bgbot",
         cubeful: bool = True,
+        filters: Sequence[MoveFilter] = DEFAULT_FILTERS,
     ) -> BgbotBot:
-        """A bot on the network of ``checkpoint`` (default: the shipped model or ``$BGBOT_CHECKPOINT``)."""
-        return cls(Engine.load(checkpoint, bearoff=bearoff), ply=ply, cube_ply=cube_ply, name=name, cubeful=cubeful)
+        """A bot on the network of ``checkpoint`` (default: the shipped model or ``$BGBOT_CHECKPOINT``).
+
+        ``filters`` are the move filters of its 2- and 3-ply searches (:func:`~bgbot.engine.search.parse_filters`).
+        """
+        engine = Engine.load(checkpoint, bearoff=bearoff, filters=filters)
+        return cls(engine, ply=ply, cube_ply=cube_ply, name=name, cubeful=cubeful)
 
     def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
         """The best move at ``ply`` for the game's cube and score (opponent's view)."""
