@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from _common import REFDATA, network_args, start  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
+from bgbot.engine.search import parse_filters
 from bgbot.errors import EngineError
 from bgbot.play.bots import Bot
 from bgbot.rules.matchstate import MatchState
@@ -146,13 +147,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="only the first LIMIT positions")
     ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
     ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
+    ap.add_argument("--filter", default="normal", help="move filter of the 2-/3-ply search (default normal)")
     args = ap.parse_args(argv)
 
     rows = start(args)
     if args.limit:
         rows = rows[: args.limit]
-    engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff)
-    print(f"engine: {engine.describe()}; bear-off database {'off' if args.no_bearoff else 'on'}")
+    engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff, filters=parse_filters(args.filter))
+    print(f"engine: {engine.describe()}; bear-off database {'off' if args.no_bearoff else 'on'}; "
+          f"move filter {args.filter} {engine.filters[0]}")
     sage = {} if args.no_ref else bgsage_bots(args.threads)
     plies = [int(p) for p in args.plies.split(",") if p.strip()]  # "" runs only the 3-ply subset
     if plies:

@@ -29,6 +29,7 @@ Usage::
     python benchmarks/decision_time.py --checkpoint runs/full/checkpoint.pt
     python benchmarks/decision_time.py --positions 200 --three-ply 10 --cube
     python benchmarks/decision_time.py --positions 40 --no-ref
+    python benchmarks/decision_time.py --positions 200 --three-ply 0 --filter tiny   # also the tiny move filter
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import numpy as np
 from _common import REFDATA, network_args, start  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
+from bgbot.engine.search import parse_filters
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.position import Position
 
@@ -123,6 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="time each decision this often, keep the best")
     ap.add_argument("--cube", action="store_true", help="also time cube decisions at 1, 2 (and 3) ply")
     ap.add_argument("--no-ref", action="store_true", help="skip the reference engines (bgsage, gnubg_nn)")
+    ap.add_argument(
+        "--filter", action="append", default=[], metavar="NAME",
+        help="also time 2-/3-ply checker play with this move filter (tiny, narrow, large, huge or KEEP:MARGIN; "
+        "repeatable); the default engine uses normal",
+    )
     args = ap.parse_args(argv)
 
     import importlib.util
@@ -134,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = rows[::step][: args.positions]
     items = [(Position.from_id(r["position"]), tuple(r["dice"])) for r in chosen]
     engine = Engine.load(args.checkpoint)
+    # the same network with other move filters (the deeper plies' candidates): name -> engine
+    filtered = {name: Engine.load(args.checkpoint, filters=parse_filters(name)) for name in args.filter}
 
     sage, gnubg_nn, notes = (None, None, ["references skipped (--no-ref)"]) if args.no_ref else reference_engines(
         args.threads
@@ -191,6 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"move {ply}-ply": lambda it, k=ply: engine.best_move(it[0], it[1], k, cubeless=True),
             f"move {ply}-ply cubeful": lambda it, k=ply: engine.best_move(it[0], it[1], k),
         }
+        if ply > 1:
+            for name, other in filtered.items():
+                contenders[f"move {ply}-ply {name}"] = lambda it, k=ply, e=other: e.best_move(
+                    it[0], it[1], k, cubeless=True
+                )
+                if sage is not None and ply in sage:
+                    ratios.append((f"move {ply}-ply {name}", f"move {ply}-ply {name}", f"bgsage move {ply}-ply"))
         if sage is not None and ply in sage:
             contenders[f"bgsage move {ply}-ply"] = lambda it, b=sage[ply]: b.move(it[0], it[1], money)
             ratios.append((f"move {ply}-ply", f"move {ply}-ply", f"bgsage move {ply}-ply"))
