@@ -13,6 +13,7 @@ import pytest
 from bgbot.cli.main import main
 from bgbot.engine.analyse import THRESHOLDS, MatchAnalysis, Thresholds
 from bgbot.engine.api import Engine
+from bgbot.engine.search import parse_filters
 from bgbot.errors import ConfigError
 from bgbot.formats.records import match_from_games, read_match, write_match
 from bgbot.play.bots.local import BgbotBot, RandomBot
@@ -180,6 +181,19 @@ def test_cli_json_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "data:image/png;base64,iVBOR" in page and "Biggest mistakes" in page and "alice" in page
 
 
+def test_cli_filter_reaches_the_analysis(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[tuple[object, ...]] = []
+    real = Engine.analyse
+
+    def spy(self: Engine, *args: object, **kwargs: object) -> object:
+        seen.append(self.filters)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Engine, "analyse", spy)
+    assert main(["analyse", str(DATA / "m06.mat"), "--ply", "1", "--filter", "tiny", "--mistakes", "1"]) == 0
+    assert seen == [parse_filters("tiny")] and "Overall statistics" in capsys.readouterr().out
+
+
 def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyse", str(DATA / "m06.mat"), "--ply", "1", "--mistakes", "2"]) == 0
     text = capsys.readouterr().out
@@ -194,6 +208,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ["analyse", str(bad), "--html", str(html)],
         ["analyse", str(tmp_path / "none.sgf")],
         ["analyse", str(DATA / "m06.mat"), "--ply", "9"],
+        ["analyse", str(DATA / "m06.mat"), "--filter", "wide", "--html", str(html)],
     ):
         assert main(argv) == 2
         err = capsys.readouterr().err

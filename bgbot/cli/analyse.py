@@ -16,6 +16,8 @@ import html
 import io
 from typing import TYPE_CHECKING, Any
 
+from bgbot.cli.options import add_filter_option
+
 if TYPE_CHECKING:
     from bgbot.engine.analyse import MatchAnalysis
 
@@ -123,12 +125,13 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
 
     from bgbot.engine.answers import finished
     from bgbot.engine.api import Engine
-    from bgbot.engine.search import check_ply
+    from bgbot.engine.search import check_ply, parse_filters
     from bgbot.formats.records import read_match, write_text_atomic
 
     ply = check_ply(args.ply)
+    filters = parse_filters(args.filter)
     match = read_match(args.file, args.format)
-    engine = Engine.load(args.checkpoint)
+    engine = Engine.load(args.checkpoint, filters=filters)
     total = sum(len(g.actions) for g in match.games)
     with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
         analysis = engine.analyse(match, ply, luck=args.luck, progress=lambda n: bar.update(n - bar.n))
@@ -155,6 +158,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     s.add_argument("file", help="a Jellyfish .mat or gnubg .sgf record")
     s.add_argument("--ply", default="2", help="analysis ply, 1-3 (XG numbering: 1 = the network; default 2)")
+    add_filter_option(s)
     s.add_argument("--json", action="store_true", help="print the whole analysis as JSON")
     s.add_argument("--html", metavar="OUT", help="also write an HTML report with a graph of the match")
     s.add_argument("--format", choices=("mat", "sgf"), help="the record's format (default: from the file name)")

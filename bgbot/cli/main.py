@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
-from bgbot.cli.options import add_cube_options, cube_state_from_args
+from bgbot.cli.options import add_cube_options, add_filter_option, cube_state_from_args
 from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt, quote_input
 
@@ -286,11 +286,7 @@ def _add_engine_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
     s.add_argument("dice", nargs="?", help="e.g. 31 or 3-1 (optional with an XGID that carries the dice)")
     add_cube_options(s)
     s.add_argument("--cubeless", action="store_true", help="rank by cubeless money equity (cube and score ignored)")
-    s.add_argument(
-        "--filter", default="normal",
-        help="which plays a 2-/3-ply search looks at deeper: tiny (5 within 0.08), narrow (8, 0.12), normal "
-        "(8, 0.16; default), large (16, 0.32), huge (20, 0.44) as gnubg names them, or KEEP:MARGIN",
-    )
+    add_filter_option(s)
     s.set_defaults(func=_cmd_move)
 
     s = sub.add_parser("cube", help="cube decision of the side on roll, before its roll")

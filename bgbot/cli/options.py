@@ -30,3 +30,12 @@ def cube_state_from_args(args: argparse.Namespace, state: MatchState | None) -> 
 
     return resolve_cube_state(state, cube=args.cube, owner=args.owner, match=args.match, score=args.score,
                               crawford=args.crawford, jacoby=args.jacoby)
+
+
+def add_filter_option(s: argparse.ArgumentParser) -> None:
+    """``--filter``: the move filter after 1-ply, read with :func:`bgbot.engine.search.parse_filters`."""
+    s.add_argument(
+        "--filter", default="normal",
+        help="which plays a 2-/3-ply search looks at deeper: tiny (5 within 0.08), narrow (8, 0.12), normal "
+        "(8, 0.16; default), large (16, 0.32), huge (20, 0.44) as gnubg names them, or KEEP:MARGIN",
+    )
