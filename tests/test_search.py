@@ -335,7 +335,9 @@ def test_filter_names_and_keep_margin_texts(text: str, first: MoveFilter) -> Non
     assert parse_filters("normal") == DEFAULT_FILTERS
 
 
-@pytest.mark.parametrize("text", ["wide", "", "5", "0:0.1", "5:-0.1", "5:nan", "x:0.1", "5:0.1:2", "٥:0.1"])
+@pytest.mark.parametrize(
+    "text", ["wide", "", "5", "0:0.1", "5:-0.1", "5:nan", "5:inf", "x:0.1", "5:0.1:2", "٥:0.1", "5:٠.١", "5:0_1"]
+)
 def test_bad_filter_texts_are_config_errors_quoting_them(text: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(repr(text))):
         parse_filters(text)

@@ -145,8 +145,8 @@ def parse_filters(text: object) -> tuple[MoveFilter, ...]:
     if first is None:
         keep, sep, margin = raw.partition(":")
         try:
-            if not sep:
-                raise ValueError
+            if not sep or not margin.isascii() or "_" in margin:
+                raise ValueError  # float() would read other scripts' digits and underscores
             first = MoveFilter(ascii_int(keep.strip()), float(margin))
         except (ValueError, ConfigError):
             names = ", ".join(FILTER_PRESETS)
