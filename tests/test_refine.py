@@ -57,8 +57,28 @@ def test_a_damped_label_goes_its_step_of_the_way_from_the_network_to_the_lookahe
     assert np.abs(full - labels).max() > 1e-3  # the same positions (same seed), other labels
 
 
-def _one_chunk(out: Path, init: Path) -> Path:
-    generate(init, out, 1, CFG, progress=False)
+def test_a_label_between_two_depths_starts_its_step_from_the_base_depth(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    cfg = dataclasses.replace(CFG, chunk_size=24, depth=2, base=1, step=0.5)
+    boards, labels, _ = load_chunks(_one_chunk(tmp_path / "odd-even", init, cfg))
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    want = 0.5 * lookahead_probs(ev, boards, 2) + 0.5 * lookahead_probs(ev, boards, 1)
+    np.testing.assert_allclose(labels, want, atol=1e-5)
+    assert np.abs(labels - lookahead_probs(ev, boards, 2)).max() > 1e-4  # not the 3-ply value alone
+
+
+@pytest.mark.parametrize(("depth", "base"), [(1, 1), (2, 2), (1, -1), (2, 1.5)])
+def test_a_base_depth_must_be_below_the_depth(tmp_path: Path, init: Path, depth: int, base: object) -> None:
+    import dataclasses
+
+    with pytest.raises(ConfigError, match="base"):
+        generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, depth=depth, base=base, step=0.5), progress=False)
+    assert not (tmp_path / "bad" / "generate.json").exists()
+
+
+def _one_chunk(out: Path, init: Path, cfg: GenerateConfig = CFG) -> Path:
+    generate(init, out, 1, cfg, progress=False)
     return out
 
 

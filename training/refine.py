@@ -103,6 +103,9 @@ class GenerateConfig:
     # lookahead labels: the share of the way from the network's own (1-ply) value to the lookahead's; below 1 a
     # damped one-step target (a full step from a network biased for the side on roll overshoots to the other side)
     step: float = 1.0
+    # lookahead labels: the depth the step starts from (0: the network's own value); with depth 2 and base 1,
+    # step 0.5 is the mean of the 2-ply and 3-ply values (their odd-even errors partly cancel)
+    base: int = 0
     trials: int = 36  # rollout labels: trials a position (a multiple of 36: the first roll is stratified)
     truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
@@ -268,6 +271,8 @@ def generate(
         rollout_settings(cfg, 0)
     if not (isinstance(cfg.step, int | float) and 0.0 < cfg.step <= 1.0):
         raise ConfigError(f"step {cfg.step!r}: the labels' share of the lookahead must be above 0 and at most 1")
+    if isinstance(cfg.base, bool) or not isinstance(cfg.base, int) or not 0 <= cfg.base < cfg.depth:
+        raise ConfigError(f"base {cfg.base!r}: the depth the step starts from must be 0 .. depth - 1 ({cfg.depth - 1})")
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
@@ -316,7 +321,7 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
     else:
         deep = lookahead_probs(evaluator, boards, cfg.depth)
         if cfg.step != 1.0:
-            deep = cfg.step * deep + (1.0 - cfg.step) * np.asarray(evaluator(boards), dtype=np.float64)
+            deep = cfg.step * deep + (1.0 - cfg.step) * lookahead_probs(evaluator, boards, cfg.base)
         labels = deep.astype(np.float32)
     return {"boards": _pack(boards), "labels": _pack(labels), "seconds": time.perf_counter() - t0}
 
