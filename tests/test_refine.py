@@ -68,12 +68,16 @@ def test_a_label_between_two_depths_starts_its_step_from_the_base_depth(tmp_path
     assert np.abs(labels - lookahead_probs(ev, boards, 2)).max() > 1e-4  # not the 3-ply value alone
 
 
-@pytest.mark.parametrize(("depth", "base"), [(1, 1), (2, 2), (1, -1), (2, 1.5)])
-def test_a_base_depth_must_be_below_the_depth(tmp_path: Path, init: Path, depth: int, base: object) -> None:
+@pytest.mark.parametrize(
+    ("depth", "base", "step"), [(1, 1, 0.5), (2, 2, 0.5), (1, -1, 0.5), (2, 1.5, 0.5), (2, 1, 1.0)]
+)
+def test_a_base_depth_must_be_below_the_depth_and_need_a_step(
+    tmp_path: Path, init: Path, depth: int, base: object, step: float
+) -> None:
     import dataclasses
 
     with pytest.raises(ConfigError, match="base"):
-        generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, depth=depth, base=base, step=0.5), progress=False)
+        generate(init, tmp_path / "bad", 1, dataclasses.replace(CFG, depth=depth, base=base, step=step), progress=False)
     assert not (tmp_path / "bad" / "generate.json").exists()
 
 

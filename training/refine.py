@@ -271,8 +271,11 @@ def generate(
         rollout_settings(cfg, 0)
     if not (isinstance(cfg.step, int | float) and 0.0 < cfg.step <= 1.0):
         raise ConfigError(f"step {cfg.step!r}: the labels' share of the lookahead must be above 0 and at most 1")
-    if isinstance(cfg.base, bool) or not isinstance(cfg.base, int) or not 0 <= cfg.base < cfg.depth:
+    base_ok = isinstance(cfg.base, int) and not isinstance(cfg.base, bool) and cfg.base >= 0
+    if not base_ok or (cfg.base and cfg.base >= cfg.depth):
         raise ConfigError(f"base {cfg.base!r}: the depth the step starts from must be 0 .. depth - 1 ({cfg.depth - 1})")
+    if cfg.base and cfg.step == 1.0:
+        raise ConfigError(f"base {cfg.base!r} needs a step below 1 (a full step is the depth-{cfg.depth} value alone)")
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
