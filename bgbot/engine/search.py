@@ -117,11 +117,6 @@ class MoveFilter:
             raise ConfigError(f"a move filter margin is a finite equity >= 0, got margin={self.margin!r}")
 
 
-# gnubg's defaults keep up to 8 moves within 0.16 from its 0-ply (our 1-ply); its deeper filter
-# keeps 2 within 0.04.  The second filter here (before 3-ply) is a little wider because our
-# 2-ply figures come from a weaker network than gnubg's.
-DEFAULT_FILTERS: tuple[MoveFilter, ...] = (MoveFilter(8, 0.16), MoveFilter(3, 0.06))
-
 #: The first filter (after 1-ply) by the names gnubg gives its predefined move filters; the
 #: deeper one stays :data:`DEFAULT_FILTERS`' second.  "normal" is the default.
 FILTER_PRESETS: dict[str, MoveFilter] = {
@@ -131,6 +126,11 @@ FILTER_PRESETS: dict[str, MoveFilter] = {
     "large": MoveFilter(16, 0.32),
     "huge": MoveFilter(20, 0.44),
 }
+
+# gnubg's defaults keep up to 8 moves within 0.16 from its 0-ply (our 1-ply): its "normal"; its deeper
+# filter keeps 2 within 0.04.  The second filter here (before 3-ply) is a little wider because our
+# 2-ply figures come from a weaker network than gnubg's.
+DEFAULT_FILTERS: tuple[MoveFilter, ...] = (FILTER_PRESETS["normal"], MoveFilter(3, 0.06))
 
 
 def parse_filters(text: object) -> tuple[MoveFilter, ...]:
