@@ -17,6 +17,7 @@ Usage::
     python benchmarks/cube_error.py --search-x      # scan x for the best agreement / error
     python benchmarks/cube_error.py --evaluator bgbot2 --probs   # where the probabilities differ from gnubg's
     python benchmarks/cube_error.py --engine 2      # Engine.cube_action at 2-ply: the cubeful lookahead
+    python benchmarks/cube_error.py --engine 2 --gnubg-net   # the same cube code on gnubg's 0-ply networks
 
 ``--engine PLY`` scores the engine's own money decisions
 (:meth:`bgbot.engine.api.Engine.cube_action`): Janowski on the network's
@@ -39,6 +40,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -137,12 +140,41 @@ def janowski_decisions(
             for row, p, x in zip(rows, probs, xs, strict=True)]
 
 
-def engine_decisions(rows: Sequence[Row], ply: int) -> list[CubeDecision]:
-    """The engine's own money decisions at ``ply`` (``--checkpoint`` or the shipped model)."""
+def gnubg_net_evaluator() -> Callable[[np.ndarray], np.ndarray]:
+    """gnubg's own 0-ply networks (``gnubg_nn``, a reference install) as a bgbot evaluator.
+
+    Boards ``(N, 26)`` from the view of their side on roll, before the roll; returns ``(N, 5)``
+    probabilities from the same view, in bgbot's (and gnubg's) output order.  One Python call per
+    distinct board, cached: slow, for benchmarks only.
+    """
+    import gnubg_nn
+
+    cache: dict[bytes, Sequence[float]] = {}
+
+    def evaluate(boards: np.ndarray) -> np.ndarray:
+        out = np.empty((len(boards), 5), dtype=np.float32)
+        for i, b in enumerate(np.asarray(boards, dtype=np.int8)):
+            key = b.tobytes()
+            if key not in cache:
+                board = gnubg_nn.board_from_position_id(Position.from_array(b).gnubg_id())
+                cache[key] = gnubg_nn.probabilities(board, 0)
+            out[i] = cache[key]
+        return out
+
+    return evaluate
+
+
+def engine_decisions(rows: Sequence[Row], ply: int, gnubg_net: bool = False) -> list[CubeDecision]:
+    """The engine's own money decisions at ``ply`` (``--checkpoint`` or the shipped model).
+
+    With ``gnubg_net`` the engine's search and cube code run on gnubg's 0-ply networks instead of
+    bgbot's (the bear-off database still answers bear-offs): what the cube code gives with gnubg's
+    probabilities, apart from any network of ours.
+    """
     from bgbot.engine.api import Engine
     from bgbot.rules.matchstate import CubeState
 
-    engine = Engine.load()
+    engine = Engine(gnubg_net_evaluator()) if gnubg_net else Engine.load()
     return [engine.cube_action(position_from_id(row["position"]),
                                CubeState(cube=row["cube"]["value"], owner=_owner(row)), ply=ply) for row in rows]
 
@@ -227,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--search-x", action="store_true", help="also scan constant x from 0.40 to 1.00")
     ap.add_argument("--checkpoint", help="network for the bgbot evaluators (default: $BGBOT_CHECKPOINT or shipped)")
     ap.add_argument("--probs", action="store_true", help="also print the probabilities' errors per output")
+    ap.add_argument("--gnubg-net", action="store_true",
+                    help="with --engine: run the engine on gnubg's 0-ply networks (needs gnubg-nn, .[ref])")
     args = ap.parse_args(argv)
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
@@ -237,9 +271,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine is not None:
         if args.search_x or args.probs:
             ap.error("--search-x and --probs go with --evaluator, not --engine")
-        print_report(evaluate(rows, engine_decisions(rows, args.engine)),
-                     f"Engine.cube_action at {args.engine}-ply, gnubg's x")
+        if args.gnubg_net:
+            try:
+                import gnubg_nn  # noqa: F401
+            except ImportError:
+                ap.error("--gnubg-net needs gnubg-nn (pip install gnubg-nn, or the .[ref] extra)")
+        net = "gnubg's 0-ply networks" if args.gnubg_net else "bgbot's network"
+        print_report(evaluate(rows, engine_decisions(rows, args.engine, args.gnubg_net)),
+                     f"Engine.cube_action at {args.engine}-ply on {net}, gnubg's x")
         return 0
+    if args.gnubg_net:
+        ap.error("--gnubg-net goes with --engine")
     probs = EVALUATORS[args.evaluator](rows)
     if args.x == "gnubg":
         xs = [gnubg_x(r) for r in rows]

@@ -212,6 +212,33 @@ def test_agreement_with_gnubg_two_ply() -> None:
     assert mae_dt < 0.010
 
 
+def test_bearoff_lookahead_reproduces_gnubg_two_ply() -> None:
+    # The benchmark's 12 bear-offs need no network (the bear-off database answers them), so bgbot's 3-ply
+    # cubeful lookahead (gnubg's 2-ply) must give gnubg's own no-double and double/take equities.  It did
+    # not while the plays inside the lookahead were chosen by the no-double tree's cubeful values alone:
+    # where every play of a roll ends in the same cash those values tie, and the first tied play (a poor
+    # one) stood in the double/take tree, where nobody can cash; double/take came out up to 0.16 too high
+    # and two decisions were wrong.  The cubeless equity now breaks such ties.
+    from bgbot.engine.api import Engine
+    from bgbot.rules.matchstate import CubeState
+    from bgbot.rules.position import Position, PositionClass
+
+    engine = Engine.load()
+    rows = [json.loads(line) for line in (DATA / "benchmark" / "cube.jsonl").read_text().splitlines()]
+    checked = 0
+    for row in rows:
+        pos = Position.from_id(row["position"])
+        if pos.classify() is not PositionClass.BEAROFF:
+            continue
+        owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
+        d = engine.cube_action(pos, CubeState(cube=row["cube"]["value"], owner=owner), ply=3)
+        assert d.equity_no_double == pytest.approx(row["equity_no_double"], abs=5e-4), row["position"]
+        assert d.equity_double_take == pytest.approx(row["equity_double_take"], abs=5e-4), row["position"]
+        assert d.action == row["decision"], row["position"]
+        checked += 1
+    assert checked == 12
+
+
 # ---------------------------------------------------------------------------
 # match play
 # ---------------------------------------------------------------------------

@@ -86,6 +86,12 @@ __all__ = [
 #: :attr:`CubeDecision.note` of a decision read off the exact two-sided bear-off table.
 EXACT_BEAROFF_NOTE = "exact: two-sided bear-off table"
 _MONEY = CubeState()  # a money game, cube centred (frozen: one instance serves every call)
+#: Inside the money cubeful lookahead a play is valued by the mover's cubeful equity plus this much of its
+#: cubeless equity.  Where every play of a roll ends in the same cash (the side to move next doubles and
+#: the other passes, whatever was played), the cubeful values tie exactly; the plays are chosen once for
+#: every cube state of the tree, and in the double/take branch (the opponent owns the cube, nobody cashes)
+#: the first of the tied plays could be a blunder.  The cubeless equity picks the play among the tied ones.
+CUBELESS_TIE_BREAK = 1e-6
 _OWNER_SEEN_BY_OPPONENT = {"center": "center", "me": "opp", "opp": "me"}
 
 
@@ -323,8 +329,9 @@ class Engine:
 
             def money(owner_after: str) -> Valuer:
                 def value(probs: NDArray[np.float64], results: NDArray[np.int8]) -> NDArray[np.float64]:
-                    return -self._money_optimal(flip_probs(probs), results, cube_efficiencies(results), cs.cube,
-                                                owner_after, cs.jacoby)
+                    cubeful = -self._money_optimal(flip_probs(probs), results, cube_efficiencies(results), cs.cube,
+                                                   owner_after, cs.jacoby)
+                    return cubeful + CUBELESS_TIE_BREAK * equity(probs)
                 return value
 
             def deep(
