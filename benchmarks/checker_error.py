@@ -20,6 +20,7 @@ Usage::
 
     python benchmarks/checker_error.py --checkpoint runs/full/checkpoint.pt
     python benchmarks/checker_error.py --plies 1,2 --three-ply 40 --limit 200
+    python benchmarks/checker_error.py --gnubg-net --plies 1,2,3 --no-ref   # bgbot's search on gnubg's networks
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from _common import REFDATA, network_args, start  # puts the checkout on sys.path
+from _common import REFDATA, gnubg_net_evaluator, network_args, start  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
 from bgbot.engine.search import parse_filters
@@ -148,13 +149,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
     ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
     ap.add_argument("--filter", default="normal", help="move filter of the 2-/3-ply search (default normal)")
+    ap.add_argument("--gnubg-net", action="store_true",
+                    help="run bgbot's search on gnubg's 0-ply networks instead of bgbot's (needs gnubg-nn, .[ref])")
     args = ap.parse_args(argv)
 
     rows = start(args)
     if args.limit:
         rows = rows[: args.limit]
-    engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff, filters=parse_filters(args.filter))
-    print(f"engine: {engine.describe()}; bear-off database {'off' if args.no_bearoff else 'on'}; "
+    filters = parse_filters(args.filter)
+    if args.gnubg_net:
+        engine = Engine(gnubg_net_evaluator(), bearoff=not args.no_bearoff, filters=filters)
+    else:
+        engine = Engine.load(args.checkpoint, bearoff=not args.no_bearoff, filters=filters)
+    what = "bgbot's search on gnubg's 0-ply networks (gnubg_nn)" if args.gnubg_net else engine.describe()
+    print(f"engine: {what}; bear-off database {'off' if args.no_bearoff else 'on'}; "
           f"move filter {args.filter} {engine.filters[0]}")
     sage = {} if args.no_ref else bgsage_bots(args.threads)
     plies = [int(p) for p in args.plies.split(",") if p.strip()]  # "" runs only the 3-ply subset

@@ -41,8 +41,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -140,30 +138,6 @@ def janowski_decisions(
             for row, p, x in zip(rows, probs, xs, strict=True)]
 
 
-def gnubg_net_evaluator() -> Callable[[np.ndarray], np.ndarray]:
-    """gnubg's own 0-ply networks (``gnubg_nn``, a reference install) as a bgbot evaluator.
-
-    Boards ``(N, 26)`` from the view of their side on roll, before the roll; returns ``(N, 5)``
-    probabilities from the same view, in bgbot's (and gnubg's) output order.  One Python call per
-    distinct board, cached: slow, for benchmarks only.
-    """
-    import gnubg_nn
-
-    cache: dict[bytes, Sequence[float]] = {}
-
-    def evaluate(boards: np.ndarray) -> np.ndarray:
-        out = np.empty((len(boards), 5), dtype=np.float32)
-        for i, b in enumerate(np.asarray(boards, dtype=np.int8)):
-            key = b.tobytes()
-            if key not in cache:
-                board = gnubg_nn.board_from_position_id(Position.from_array(b).gnubg_id())
-                cache[key] = gnubg_nn.probabilities(board, 0)
-            out[i] = cache[key]
-        return out
-
-    return evaluate
-
-
 def engine_decisions(rows: Sequence[Row], ply: int, gnubg_net: bool = False) -> list[CubeDecision]:
     """The engine's own money decisions at ``ply`` (``--checkpoint`` or the shipped model).
 
@@ -174,7 +148,12 @@ def engine_decisions(rows: Sequence[Row], ply: int, gnubg_net: bool = False) -> 
     from bgbot.engine.api import Engine
     from bgbot.rules.matchstate import CubeState
 
-    engine = Engine(gnubg_net_evaluator()) if gnubg_net else Engine.load()
+    if gnubg_net:
+        from _common import gnubg_net_evaluator
+
+        engine = Engine(gnubg_net_evaluator())
+    else:
+        engine = Engine.load()
     return [engine.cube_action(position_from_id(row["position"]),
                                CubeState(cube=row["cube"]["value"], owner=_owner(row)), ply=ply) for row in rows]
 
@@ -271,11 +250,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine is not None:
         if args.search_x or args.probs:
             ap.error("--search-x and --probs go with --evaluator, not --engine")
-        if args.gnubg_net:
-            try:
-                import gnubg_nn  # noqa: F401
-            except ImportError:
-                ap.error("--gnubg-net needs gnubg-nn (pip install gnubg-nn, or the .[ref] extra)")
         net = "gnubg's 0-ply networks" if args.gnubg_net else "bgbot's network"
         print_report(evaluate(rows, engine_decisions(rows, args.engine, args.gnubg_net)),
                      f"Engine.cube_action at {args.engine}-ply on {net}, gnubg's x")
