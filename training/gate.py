@@ -63,8 +63,10 @@ CUBE_PLIES = (1, 2, 3)
 # position in 200 at each of three plies is 0.5 point, and a refit reshuffles a few borderline ones.
 CUBE_SLACK = 1.0
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
-# How the cube figures are taken (rows without it predate the cubeful lookahead and are not reused).
-CUBE_METHOD = "cubeful-lookahead"
+# How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
+# "cubeful-lookahead" predate its cubeless tie-break (session 11: 3-ply double/take came out too high
+# where tied plays stood in for the double/take tree). Neither is reused.
+CUBE_METHOD = "cubeful-lookahead-tiebreak"
 
 
 def file_hash(path: str | Path) -> str:
