@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         rc = dataclasses.replace(cfg, label="rollout", luck=args.luck or (cfg.luck and cfg.label == "rollout"),
                                  **{k: v for k in ("trials", "truncate") if (v := getattr(args, k)) is not None})
         t = time.perf_counter()
-        ros = [equity(rollout_probs(engine.evaluator, boards, dataclasses.replace(rollout_settings(rc, 0), seed=s)))
+        ros = [equity(rollout_probs(engine.evaluator, boards, dataclasses.replace(rollout_settings(rc, 0), seed=s),
+                                    dice_per_row=True))
                for s in (args.seed, args.seed + 1)]
         t_ro = (time.perf_counter() - t) / 2
         kinds["rollout A"], kinds["rollout B"] = ros

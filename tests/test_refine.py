@@ -290,7 +290,7 @@ def test_rollout_labels_are_the_rollouts_of_the_sampled_positions(tmp_path: Path
     import dataclasses
 
     from bgbot.engine.api import Engine
-    from bgbot.engine.rollout import RolloutSettings
+    from bgbot.engine.rollout import RolloutSettings, row_seed
     from bgbot.rules.position import Position
     from training.refine import rollout_settings
 
@@ -299,17 +299,40 @@ def test_rollout_labels_are_the_rollouts_of_the_sampled_positions(tmp_path: Path
     assert generate(init, out, 1, cfg, progress=False) == 1
     boards, labels, _ = load_chunks(out)
     assert boards.shape == (12, 26) and labels.shape == (12, 5)
-    # each label is the cubeless rollout of its position (same settings, same dice) that Engine.rollout reports
+    # each label is the cubeless rollout of its position that Engine.rollout reports, on dice of its own
+    # (row k's are those of a rollout seeded row_seed(seed, k)): the labels' noise is independent
     st = rollout_settings(cfg, 0)
     assert (st.trials, st.truncate, st.cubeful, st.luck, st.stratify) == (36, 3, False, False, 36)
     engine = Engine.load(init)
-    for b, lab in list(zip(boards, labels, strict=True))[:3]:
-        e = engine.rollout(Position.from_array(b), None, settings=RolloutSettings(**{**st.__dict__})).entries[0]
+    for k, (b, lab) in enumerate(list(zip(boards, labels, strict=True))[:3]):
+        own = RolloutSettings(**{**st.__dict__, "seed": row_seed(st.seed, k)})
+        e = engine.rollout(Position.from_array(b), None, settings=own).entries[0]
         np.testing.assert_allclose(lab, np.clip(e.mean[:5], 0, 1), atol=2e-6)
     # and not the lookahead value (this untrained network is near 0.5 everywhere: the kinds differ a little)
     ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
     assert np.abs(labels - lookahead_probs(ev, boards, 1)).max() > 1e-3
     assert (labels[:, 1] <= labels[:, 0] + 1e-6).all() and (labels[:, 2] <= labels[:, 1] + 1e-6).all()
+
+
+def test_rollout_probs_dice_shared_or_per_row() -> None:
+    from bgbot.engine.api import Engine
+    from bgbot.engine.rollout import RolloutSettings, rollout_probs
+    from bgbot.rules.position import Position
+
+    engine = Engine.load()
+    race = Position.from_points({9: 3, 8: 3, 6: 3, 5: 2, 4: 2, 3: 2}, {10: 3, 8: 3, 6: 3, 4: 3, 3: 2, 2: 1}).array()
+    twins = np.stack([race, race, race])
+    st = RolloutSettings(trials=36, truncate=40, cubeful=False, luck=False, seed=3)
+    shared = rollout_probs(engine.evaluator, twins, st)
+    own = rollout_probs(engine.evaluator, twins, st, dice_per_row=True)
+    # the same dice for every row: three copies of one position get one figure (common random numbers) ...
+    np.testing.assert_array_equal(shared[0], shared[1])
+    np.testing.assert_array_equal(shared[0], shared[2])
+    # ... dice of their own: three independent estimates of it, and the same ones again for the same seed
+    assert len({round(float(w), 6) for w in own[:, 0]}) == 3
+    np.testing.assert_array_equal(own, rollout_probs(engine.evaluator, twins, st, dice_per_row=True))
+    # the first roll stays stratified either way: 36 trials, a race, so the estimates stay close
+    assert np.abs(own[:, 0] - shared[0, 0]).max() < 0.25
 
 
 def test_rollout_probs_of_a_sure_thing_is_exact() -> None:

@@ -105,7 +105,9 @@ __all__ = [
     "RolloutSettings",
     "Start",
     "rollout",
+    "rollout_probs",
     "rollout_task",
+    "row_seed",
 ]
 
 ROLLOUT_TASK = "bgbot.engine.rollout:rollout_task"
@@ -267,6 +269,7 @@ class _Trials:
         st: RolloutSettings,
         trial_ids: Sequence[int],
         seed: int,
+        dice_per_start: bool = False,
     ) -> None:
         self.ev = evaluator
         self.st = st
@@ -289,9 +292,16 @@ class _Trials:
         self.luck = np.zeros((g, len(COLUMNS)))
         self.live = np.ones(g, dtype=bool)
         self.turns = 0
-        self.rngs = [np.random.default_rng([seed, int(t)]) for t in trial_ids]
-        self.trial_ids = np.asarray(trial_ids, dtype=np.int64)
-        self.dice = np.zeros((t_n, 0, 2), dtype=np.int64)
+        # trial t's dice are the same for every start (common random numbers: plays compared on the same
+        # dice), unless ``dice_per_start``: every game its own dice (noise independent from start to start)
+        self.dice_per_start = dice_per_start
+        if dice_per_start:
+            self.rngs = [np.random.default_rng([row_seed(seed, s), int(t)]) for s in range(s_n) for t in trial_ids]
+            self.trial_ids = np.tile(np.asarray(trial_ids, dtype=np.int64), s_n)
+        else:
+            self.rngs = [np.random.default_rng([seed, int(t)]) for t in trial_ids]
+            self.trial_ids = np.asarray(trial_ids, dtype=np.int64)
+        self.dice = np.zeros((len(self.rngs), 0, 2), dtype=np.int64)
         self._more_dice(64)
         self.chooser = greedy_chooser(evaluator) if st.ply == 1 else search_chooser(evaluator, st.ply)
         self.db = evaluator.db if isinstance(evaluator, BearoffEvaluator) and st.stop_at_bearoff else None
@@ -476,7 +486,7 @@ class _Trials:
             return
         if self.turns >= self.dice.shape[1]:
             self._more_dice(64)
-        dice = self.dice[self.k_of[idx], self.turns]  # (L, 2)
+        dice = self.dice[idx if self.dice_per_start else self.k_of[idx], self.turns]  # (L, 2)
         boards = self.boards[idx]
         if st.luck:
             n = idx.size
@@ -514,13 +524,25 @@ class _Trials:
             self.step()
 
 
-def rollout_probs(evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings) -> NDArray[np.float32]:
+def row_seed(seed: int, row: int) -> int:
+    """The seed of row ``row``'s dice in a ``dice_per_row`` rollout (:func:`rollout_probs`) seeded ``seed``.
+
+    Row ``row`` is rolled out on the dice a one-position rollout seeded ``row_seed(seed, row)`` would use.
+    """
+    return int(np.random.SeedSequence([seed, row]).generate_state(1)[0])
+
+
+def rollout_probs(
+    evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings, *, dice_per_row: bool = False
+) -> NDArray[np.float32]:
     """Cubeless rollouts of many positions in this process, all in one lock-step batch: ``(N, 5)``.
 
     Each row of ``boards`` is a position before its side on roll rolls; its figures are that side's
-    probabilities, the mean over ``settings.trials`` trials (trial ``t``'s dice for every row, seed
-    ``settings.seed``) of where each trial ends: the exact result of a finished game or of the bear-off
-    database, the network's value ``settings.ply - 1`` rolls ahead at the truncation; luck-adjusted when
+    probabilities, the mean over ``settings.trials`` trials (seed ``settings.seed``; trial ``t``'s dice
+    are the same for every row, or with ``dice_per_row`` each row has dice of its own (:func:`row_seed`),
+    so that the rows' noise is independent, as training labels need) of where each trial ends: the exact result of a
+    finished game or of the bear-off database, the network's value ``settings.ply - 1`` rolls ahead at
+    the truncation; luck-adjusted when
     ``settings.luck``, clipped to consistent probabilities (``wbg <= wg <= w``).  ``settings.cubeful`` must
     be False.  What refinement labels with (``training.refine``); :func:`rollout` is the driver with
     standard errors, cube, executors and journal.
@@ -531,7 +553,8 @@ def rollout_probs(evaluator: Evaluator, boards: NDArray[np.int8], settings: Roll
     if len(boards) == 0:
         return np.zeros((0, 5), dtype=np.float32)
     starts = [Start(tuple(int(v) for v in b), root_on_roll=True) for b in boards]
-    game = _Trials(evaluator, starts, _Score(None), settings, list(range(settings.trials)), settings.seed)
+    game = _Trials(evaluator, starts, _Score(None), settings, list(range(settings.trials)), settings.seed,
+                   dice_per_start=dice_per_row)
     game.run()
     figures = game.raw - game.luck if settings.luck else game.raw
     mean = figures.reshape(len(boards), settings.trials, len(COLUMNS))[:, :, :5].mean(axis=1)
