@@ -320,7 +320,8 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
     t0 = time.perf_counter()
     boards = sample_positions(evaluator, cfg, rng)
     if cfg.label == "rollout":
-        labels = rollout_probs(evaluator, boards, rollout_settings(cfg, int(payload["chunk"])), dice_per_row=True)
+        settings = rollout_settings(cfg, int(payload["chunk"]))  # type: ignore[call-overload]
+        labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)  # noise independent per position
     else:
         deep = lookahead_probs(evaluator, boards, cfg.depth)
         if cfg.step != 1.0:

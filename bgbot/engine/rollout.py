@@ -538,14 +538,14 @@ def rollout_probs(
     """Cubeless rollouts of many positions in this process, all in one lock-step batch: ``(N, 5)``.
 
     Each row of ``boards`` is a position before its side on roll rolls; its figures are that side's
-    probabilities, the mean over ``settings.trials`` trials (seed ``settings.seed``; trial ``t``'s dice
-    are the same for every row, or with ``dice_per_row`` each row has dice of its own (:func:`row_seed`),
-    so that the rows' noise is independent, as training labels need) of where each trial ends: the exact result of a
-    finished game or of the bear-off database, the network's value ``settings.ply - 1`` rolls ahead at
-    the truncation; luck-adjusted when
-    ``settings.luck``, clipped to consistent probabilities (``wbg <= wg <= w``).  ``settings.cubeful`` must
-    be False.  What refinement labels with (``training.refine``); :func:`rollout` is the driver with
-    standard errors, cube, executors and journal.
+    probabilities, the mean over ``settings.trials`` trials (seed ``settings.seed``) of where each trial
+    ends: the exact result of a finished game or of the bear-off database, the network's value
+    ``settings.ply - 1`` rolls ahead at the truncation; luck-adjusted when ``settings.luck``, clipped to
+    consistent probabilities (``wbg <= wg <= w``).  Trial ``t``'s dice are the same for every row (common
+    random numbers, as comparing plays wants), or with ``dice_per_row`` each row has dice of its own
+    (:func:`row_seed`), so that the rows' noise is independent, as training labels need.
+    ``settings.cubeful`` must be False.  What refinement labels with (``training.refine``);
+    :func:`rollout` is the driver with standard errors, cube, executors and journal.
     """
     if settings.cubeful:
         raise ConfigError("rollout_probs rolls out cubeless: give RolloutSettings(cubeful=False)")
