@@ -21,6 +21,7 @@ Usage::
     python benchmarks/checker_error.py --checkpoint runs/full/checkpoint.pt
     python benchmarks/checker_error.py --plies 1,2 --three-ply 40 --limit 200
     python benchmarks/checker_error.py --gnubg-net --plies 1,2,3 --no-ref   # bgbot's search on gnubg's networks
+    python benchmarks/checker_error.py --plies "" --values [--gnubg-net]   # how far the values are, by class
 """
 
 from __future__ import annotations
@@ -118,6 +119,35 @@ def gnubg0(rows: Sequence[dict]) -> Tally:
     return t
 
 
+def value_errors(engine: Engine, rows: Sequence[dict]) -> None:
+    """How far the engine's 1-ply equity of gnubg's best play is from gnubg 2-ply's, by class.
+
+    The play's result is valued by the network (from the opponent's view, negated: the mover's cubeless
+    equity) and compared with the file's gnubg 2-ply equity of that play.  Prints the rms, the mean
+    (bias) and the 50th / 90th / 99th percentiles of the absolute difference.
+    """
+    import numpy as np
+
+    from bgbot.eval.evaluate import equity
+
+    diffs: dict[str, list[float]] = {"contact": [], "crashed": [], "race": []}
+    for row in rows:
+        best = row["moves"][0]
+        probs = np.asarray(engine.evaluator(Position.from_id(best["result"]).array()[None, :]), dtype=np.float64)
+        d = -float(equity(probs)[0]) - best["equity"]
+        diffs[row["class"]].append(d)
+        if classify(Position.from_id(row["position"])) is PositionClass.CRASHED:
+            diffs["crashed"].append(d)
+    print("\n== 1-ply equity of gnubg 2-ply's best play minus gnubg 2-ply's (mover's view, cubeless)")
+    print(f"{'class':<8} {'n':>4} {'rms':>7} {'bias':>8} {'p50':>7} {'p90':>7} {'p99':>7}")
+    for cls, ds in diffs.items():
+        if not ds:
+            continue
+        a = np.asarray(ds)
+        p50, p90, p99 = np.percentile(np.abs(a), [50, 90, 99])
+        print(f"{cls:<8} {a.size:>4} {np.sqrt(np.mean(a**2)):7.4f} {a.mean():+8.4f} {p50:7.4f} {p90:7.4f} {p99:7.4f}")
+
+
 def report(title: str, rows: Sequence[dict], tallies: list[tuple[str, Tally]]) -> None:
     n_c = sum(r["class"] == "contact" for r in rows)
     n_cr = sum(classify(Position.from_id(r["position"])) is PositionClass.CRASHED for r in rows)
@@ -149,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-bearoff", action="store_true", help="network only, no bear-off database")
     ap.add_argument("--no-ref", action="store_true", help="leave out the bgsage reference rows")
     ap.add_argument("--filter", default="normal", help="move filter of the 2-/3-ply search (default normal)")
+    ap.add_argument("--values", action="store_true",
+                    help="also compare the 1-ply equity of gnubg's best play with gnubg 2-ply's, by class")
     ap.add_argument("--gnubg-net", action="store_true",
                     help="run bgbot's search on gnubg's 0-ply networks instead of bgbot's (needs gnubg-nn, .[ref])")
     args = ap.parse_args(argv)
@@ -174,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         report("all positions", rows, tallies)
         if any(t.unlisted for _, t in tallies):
             print("(unlisted: choices outside the 40 listed moves, counted at the worst listed equity)")
+
+    if args.values:
+        value_errors(engine, rows)
 
     if args.three_ply > 0:
         step = max(1, len(rows) // args.three_ply)

@@ -5,7 +5,7 @@ and for each position (before its side on roll rolls) compares, with gnubg 2-ply
 bgbot's 3-ply depth) as the reference:
 
 * the stored label;
-* bgbot's own 1-ply and 3-ply values from the model (the 3-ply label kind);
+* bgbot's own 1-, 2- and 3-ply values from the model (``--checkpoint``, default the folder's);
 * two cubeless rollouts of the position with other seeds (``--seed`` and ``--seed + 1``), with the folder's
   own rollout settings or those of ``--trials``/``--truncate``/``--luck``: the difference between two
   independent rollouts gives a rollout's noise, and its mean squared error minus that noise its squared
@@ -17,6 +17,8 @@ the root of (mean square - noise variance): the error a network fitted to many s
 
     python benchmarks/label_quality.py --data runs/ro --limit 300
     python benchmarks/label_quality.py --data runs/ro --limit 120 --luck   # luck-adjusted rollouts instead
+    python benchmarks/label_quality.py --data runs/ro --from-chunk 480 --limit 800 --no-rollout --checkpoint M
+        # a fitted model on chunks its fit never saw
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, required=True, help="a training.refine generate folder")
     ap.add_argument("--checkpoint", help="model for the 1- and 3-ply values (default: the folder's model)")
     ap.add_argument("--limit", type=int, default=400, help="rows compared (default 400)")
+    ap.add_argument("--from-chunk", type=int, default=0,
+                    help="compare rows of this chunk and later only (chunks a fit held out; default 0)")
     ap.add_argument("--seed", type=int, default=7, help="seeds of the two rollouts: this and the next (default 7)")
     ap.add_argument("--trials", type=int, help="rollout trials (default: the folder's, else 36)")
     ap.add_argument("--truncate", type=int, help="rollout truncation in plies (default: the folder's, else 7)")
@@ -59,8 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     meta = json.loads((args.data / "generate.json").read_text())
     cfg = GenerateConfig(**{**GenerateConfig().__dict__, **meta["config"]})
     model = args.checkpoint or meta["model"]
-    boards, labels, _ = load_chunks(args.data)
-    boards, labels = boards[: args.limit], labels[: args.limit]
+    boards, labels, chunk = load_chunks(args.data)
+    keep = chunk >= args.from_chunk
+    boards, labels = boards[keep][: args.limit], labels[keep][: args.limit]
+    if len(boards) == 0:
+        print(f"no rows in chunk {args.from_chunk} or later under {str(args.data)!r}", file=sys.stderr)
+        return 2
     engine = Engine.load(model if Path(model).is_absolute() else ROOT / model)
     t = time.perf_counter()
     ref = np.array([gnubg_nn.probabilities(gnubg_nn.board_from_position_id(Position.from_array(b).gnubg_id()), 2)
@@ -68,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     t_ref = time.perf_counter() - t
     kinds: dict[str, np.ndarray] = {"label": equity(labels)}
     kinds["bgbot 1-ply"] = equity(engine.evaluator(boards))
+    kinds["bgbot 2-ply"] = equity(lookahead_probs(engine.evaluator, boards, 1))
     t = time.perf_counter()
     kinds["bgbot 3-ply"] = equity(lookahead_probs(engine.evaluator, boards, 2))
     t_3 = time.perf_counter() - t
