@@ -218,7 +218,7 @@ def test_bearoff_lookahead_reproduces_gnubg_two_ply() -> None:
     # not while the plays inside the lookahead were chosen by the no-double tree's cubeful values alone:
     # where every play of a roll ends in the same cash those values tie, and the first tied play (a poor
     # one) stood in the double/take tree, where nobody can cash; double/take came out up to 0.16 too high
-    # and two decisions were wrong.  The cubeless equity now breaks such ties.
+    # and one decision was wrong.  The cubeless equity now breaks such ties.
     from bgbot.engine.api import Engine
     from bgbot.rules.matchstate import CubeState
     from bgbot.rules.position import Position, PositionClass
