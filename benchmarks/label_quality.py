@@ -45,7 +45,7 @@ from training.refine import GenerateConfig, load_chunks, rollout_settings
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="a training.refine generate folder")
-    ap.add_argument("--checkpoint", help="model for the 1- and 3-ply values (default: the folder's model)")
+    ap.add_argument("--checkpoint", help="model for the 1-, 2- and 3-ply values (default: the folder's model)")
     ap.add_argument("--limit", type=int, default=400, help="rows compared (default 400)")
     ap.add_argument("--from-chunk", type=int, default=0,
                     help="compare rows of this chunk and later only (chunks a fit held out; default 0)")
