@@ -14,12 +14,14 @@ mean error in millipoints and the **equity lost per game** (total error / games)
 duplicate pit the difference of the two players' losses per game is the judge's view of the ppg gap, so
 the rows say which kind of position the gap comes from.  The equities are cubeful money equities with a
 centred cube (``bgbot analyse``'s); a cubeless pit's decisions are judged by them too, which moves the
-figures by little.  Cube actions are not graded here.
+figures by little.  Cube actions are not graded here.  ``--decisions FILE`` also writes every graded move
+(record, player name, class, XGID, dice, played, best, error) as JSON lines, to look at the worst.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -47,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("records", type=Path, help="folder of .mat / .sgf records (bgbot pit --save-games)")
     ap.add_argument("--ply", type=int, default=2, help="judge's ply on gnubg's networks (default 2, about gnubg 1-ply)")
     ap.add_argument("--limit", type=int, help="only the first LIMIT records")
+    ap.add_argument("--decisions", type=Path, help="also write every graded move as a JSON line (record, class, ...)")
     args = ap.parse_args(argv)
 
     files = sorted(p for p in args.records.iterdir() if p.suffix in (".mat", ".sgf"))
@@ -58,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors: dict[tuple[str, str], list[float]] = defaultdict(list)
     games = 0
     names: list[str] = []
+    out = args.decisions.open("w") if args.decisions else None
     for path in tqdm(files, unit="record"):
         match = read_match(path)
         games += len(match.games)
@@ -73,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors[(who, cls)].append(d.error)
             errors[(who, phase(d.turn))].append(d.error)
             errors[(who, "all")].append(d.error)
+            if out:
+                out.write(json.dumps({"record": path.name, **d.to_dict(), "name": who, "class": cls}) + "\n")
+    if out:
+        out.close()
 
     print(f"{len(files)} records, {games} games; judge: bgbot's {args.ply}-ply search on gnubg's 0-ply networks")
     keys = ["all", *CLASSES, *PHASES]

@@ -242,6 +242,44 @@ def test_generate_keeps_only_the_classes_asked_for() -> None:
         class_codes("race,bogus")
 
 
+def test_holding_positions_are_one_sided_contact_with_checkers_kept_back() -> None:
+    from training.refine import holding_mask
+
+    home = {6: 5, 5: 3, 4: 3}  # 11 checkers home; 4 more placed per case below
+    cases = {
+        # the side on roll has escaped; the opponent holds its 1- and 2-points (its 24 and 23)
+        "bearing in against an anchor": (Position.from_points({**home, 8: 4}, {24: 2, 13: 8, 8: 5}), True),
+        # the same from the holding side, on roll
+        "holding side on roll": (Position.from_points({24: 2, 13: 8, 8: 5}, {**home, 8: 4}), True),
+        # one checker back (on the bar) is not a hold
+        "a single checker back": (Position.from_points({**home, 8: 4}, {25: 1, 13: 9, 8: 5}), False),
+        # both sides still have checkers back: an ordinary middle game
+        "both sides back": (Position.from_points({**home, 8: 2, 24: 2}, {24: 2, 13: 8, 8: 5}), False),
+        # no contact at all
+        "a race": (Position.from_points({**home, 8: 4}, {12: 2, 13: 8, 8: 5}), False),
+        # the holder has at most 6 checkers in play: crashed, not contact
+        "crashed": (Position.from_points({**home, 8: 4}, {24: 2, 3: 4}), False),
+    }
+    boards = np.stack([pos.array() for pos, _ in cases.values()])
+    got = holding_mask(boards)
+    for (name, (pos, want)), g in zip(cases.items(), got, strict=True):
+        assert bool(g) == want, f"{name}: {pos.gnubg_id()}"
+
+
+def test_generate_keeps_holding_positions_when_asked() -> None:
+    from bgbot.engine.search import BearoffEvaluator
+    from training.refine import GenerateConfig, holding_mask, sample_positions
+
+    ev = BearoffEvaluator(NetEvaluator(load_model().net))
+    only = sample_positions(ev, GenerateConfig(chunk_size=64, parallel=64, keep=0.5, classes="holding"),
+                            np.random.default_rng(3))
+    assert len(only) == 64 and holding_mask(only).all()
+    mixed = sample_positions(ev, GenerateConfig(chunk_size=256, parallel=64, keep=0.5, classes="race,holding"),
+                             np.random.default_rng(3))
+    race = classify_rows(mixed) == PositionClass.RACE
+    assert (race | holding_mask(mixed)).all() and race.any() and (~race).any()
+
+
 def test_class_networks_route_the_same_interpreted(three_nets: NumpyNet, tmp_path: Path) -> None:
     boards = _games(800, seed=12)
     model = save_npz(tmp_path / "m.npz", three_nets)

@@ -98,7 +98,8 @@ class GenerateConfig:
     depth: int = 1  # lookahead of the label: 1 = XG 2-ply
     candidates: int = 0  # > 0: keep the top-k plays of each kept roll instead of the position before it
     mine: bool = False  # with candidates: only rolls whose best play at 2-ply is not the 1-ply best
-    classes: str = ""  # "race", "crashed", "contact" or a comma list of them: keep only those (classify); "" all
+    # "race", "crashed", "contact", "holding" (holding_mask) or a comma list of them: keep only those; "" all
+    classes: str = ""
     label: str = "lookahead"  # "lookahead": the network's (depth + 1)-ply value; "rollout": a truncated rollout
     # lookahead labels: the share of the way from the network's own (1-ply) value to the lookahead's; below 1 a
     # damped one-step target (a full step from a network biased for the side on roll overshoots to the other side)
@@ -163,10 +164,11 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     n = 0
     db = evaluator.db
     wanted = class_codes(cfg.classes)
+    holding = HOLDING in [c.strip() for c in cfg.classes.split(",")]
     while n < cfg.chunk_size:
         keep = rng.random(g) < cfg.keep
         if keep.any() and not cfg.candidates:
-            n += _add(got, boards[keep], db, wanted)
+            n += _add(got, boards[keep], db, wanted, holding)
         dice = reroll_opening_doubles(rng, rng.integers(1, 7, size=(g, 2)), turn == 0)
         succ, parent = successors_batch(boards, dice)
         value = -equity(evaluator(succ))
@@ -174,7 +176,7 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
             top = _top_plays(value, parent, keep, cfg.candidates)
             if cfg.mine:
                 top = _disputed(evaluator, succ, parent, top)
-            n += _add(got, succ[top], db, wanted)
+            n += _add(got, succ[top], db, wanted, holding)
         wild = rng.random(g) < cfg.explore
         value = np.where(wild[parent], rng.random(len(value)), value)
         choice = segment_argmax(value, parent, g)
@@ -187,25 +189,53 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
     return np.concatenate(got)[: cfg.chunk_size]
 
 
+#: ``classes`` names that are not a :class:`~bgbot.rules.position.PositionClass` but a kind of contact position
+HOLDING = "holding"
+HOLDING_BACK = 2  # checkers the holding side keeps back (see holding_mask)
+
+
 def class_codes(classes: str) -> NDArray[np.int8] | None:
-    """The :class:`~bgbot.rules.position.PositionClass` codes a ``classes`` option names (``None``: every class)."""
+    """The :class:`~bgbot.rules.position.PositionClass` codes a ``classes`` option names (``None``: every class).
+
+    ``holding`` (:func:`holding_mask`) is a kind of contact position; it is checked here and by ``_add``
+    and stands for no code of its own.
+    """
     names = [c.strip() for c in classes.split(",") if c.strip()]
     if not names:
         return None
     known = {"race": PositionClass.RACE, "crashed": PositionClass.CRASHED, "contact": PositionClass.CONTACT}
-    bad = [c for c in names if c not in known]
+    bad = [c for c in names if c not in known and c != HOLDING]
     if bad:
-        raise ConfigError(f"classes {classes!r}: unknown {bad}; known: {', '.join(known)}")
-    return np.array([int(known[c]) for c in names], dtype=np.int8)
+        raise ConfigError(f"classes {classes!r}: unknown {bad}; known: {', '.join([*known, HOLDING])}")
+    return np.array([int(known[c]) for c in names if c in known], dtype=np.int8)
+
+
+def holding_mask(boards: NDArray[np.int8]) -> NDArray[np.bool_]:
+    """Contact rows where one side has escaped every checker and the other still holds ``HOLDING_BACK`` or more back.
+
+    Rows ``(N, 26)`` from the side on roll's view.  "Back" checkers of a side are its checkers in the
+    other side's home board or on its bar; a side has escaped when it has none.  These are the
+    bear-ins and bear-offs against an anchor or a back game, where the network's values were
+    furthest from rollouts (``benchmarks/loss_by_class.py``; BENCHMARKS.md, session 12).
+    """
+    b = boards.astype(np.int16)
+    my_back = np.clip(b[:, 19:26], 0, None).sum(axis=1)  # my checkers on their home board (my 19-24) and my bar
+    their_back = np.clip(-b[:, 0:7], 0, None).sum(axis=1)  # theirs on my home board (my 1-6) and their bar
+    one_sided = ((my_back == 0) & (their_back >= HOLDING_BACK)) | ((their_back == 0) & (my_back >= HOLDING_BACK))
+    return one_sided & (classify_boards(boards) == PositionClass.CONTACT)
 
 
 def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB,
-         wanted: NDArray[np.int8] | None = None) -> int:
-    """Append the rows of ``boards`` that need a network (no finished game, no exact bear-off) of ``wanted`` classes."""
+         wanted: NDArray[np.int8] | None = None, holding: bool = False) -> int:
+    """Append the rows of ``boards`` that need a network (no finished game, no exact bear-off) of ``wanted`` classes.
+
+    ``holding``: rows of :func:`holding_mask` are wanted too (with ``wanted`` empty, only they).
+    """
     done, _ = terminal_probs(boards)
     need = ~done & ~db.is_bearoff(boards)
     if wanted is not None:
-        need &= np.isin(classify_boards(boards), wanted)
+        kind = np.isin(classify_boards(boards), wanted)
+        need &= (kind | holding_mask(boards)) if holding else kind
     rows = boards[need]
     got.append(rows)
     return len(rows)
