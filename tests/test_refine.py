@@ -487,3 +487,35 @@ def test_average_refuses_what_it_cannot_mean(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="one weight per model"):
         average([small, small], [1.0], tmp_path / "x")
     assert not (tmp_path / "x").exists()
+
+
+def test_positions_from_game_records_are_labelled_once_each(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    from bgbot.formats.records import read_match
+    from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.table import Rules
+
+    games = tmp_path / "games"
+    run_pit("pubeval", "random", PitConfig(games=4, seed=2, rules=Rules(cube=False), save_games=str(games)))
+    played = {a.position.board for f in sorted(games.iterdir()) for g in read_match(f).games for a in g.moves}
+    cfg = dataclasses.replace(CFG, records=str(games), chunk_size=32, classes="contact")
+    out = tmp_path / "run"
+    assert generate(init, out, 2, cfg, progress=False) == 2
+    boards, labels, _ = load_chunks(out)
+    rows = [tuple(int(x) for x in b) for b in boards]
+    assert len(rows) == 64 and len(set(rows)) == 64, "each position once"
+    assert set(rows) <= played, "only positions the games reached, before a checker play"
+    assert all(Position(r).classify().name == "CONTACT" for r in rows)
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    np.testing.assert_allclose(labels, lookahead_probs(ev, boards, 1), atol=1e-5)
+    assert json.loads((out / "generate.json").read_text())["records_sha256"]
+    # more chunks than the games fill, other games into the same folder, no records: clear errors
+    with pytest.raises(ConfigError, match=r"fill \d+ chunks of 32, not 1000"):
+        generate(init, tmp_path / "many", 1000, cfg, progress=False)
+    assert not (tmp_path / "many").exists(), "refused before anything is written"
+    run_pit("pubeval", "random", PitConfig(games=2, seed=3, rules=Rules(cube=False), save_games=str(games)))
+    with pytest.raises(ConfigError, match="choose another --out"):
+        generate(init, out, 2, cfg, progress=False)
+    with pytest.raises(ConfigError, match="'nowhere'"):
+        generate(init, tmp_path / "none", 1, dataclasses.replace(cfg, records="nowhere"), progress=False)

@@ -58,6 +58,7 @@ import argparse
 import base64
 import copy
 import dataclasses
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -110,6 +111,9 @@ class GenerateConfig:
     trials: int = 36  # rollout labels: trials a position (a multiple of 36: the first roll is stratified)
     truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
+    # a folder of game records (.mat / .sgf, e.g. `bgbot pit --save-games DIR`): label the positions before their
+    # checker plays (record_positions) instead of self-play's; parallel, explore, keep and candidates then do nothing
+    records: str = ""
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,33 @@ def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB,
     return len(rows)
 
 
+def record_positions(cfg: GenerateConfig, db: BearoffDB) -> NDArray[np.int8]:
+    """The positions of ``cfg.records``' games before each checker play, from the mover's view, for labelling.
+
+    Every ``.mat`` / ``.sgf`` file of the folder is read (:func:`bgbot.formats.records.read_match`; a bad
+    record is a :class:`~bgbot.errors.RecordError` quoting its line); positions that occur more than once
+    are kept once, finished games and exact bear-offs are left out, ``classes`` filters as in self-play,
+    and the rows are shuffled by ``seed`` (consecutive positions of a game are strongly correlated, and a
+    chunk should hold many games).  Chunk ``k`` labels rows ``k * chunk_size`` onwards.
+    """
+    from bgbot.formats.records import read_match
+
+    folder = Path(cfg.records)
+    if not folder.is_dir():
+        raise ConfigError(f"records {cfg.records!r}: not a folder of game records")
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".mat", ".sgf"))
+    if not files:
+        raise ConfigError(f"records {cfg.records!r}: no .mat or .sgf records in it")
+    rows = [a.position.board for f in files for g in read_match(f).games for a in g.moves]
+    if not rows:
+        raise ConfigError(f"records {cfg.records!r}: no checker plays in {len(files)} records")
+    boards = np.unique(np.asarray(rows, dtype=np.int8), axis=0)
+    got: list[NDArray[np.int8]] = []
+    _add(got, boards, db, class_codes(cfg.classes), HOLDING in [c.strip() for c in cfg.classes.split(",")])
+    kept = got[0]
+    return kept[np.random.default_rng([cfg.seed, 0x5EC0]).permutation(len(kept))]
+
+
 def _top_plays(value: NDArray[np.float64], parent: NDArray[np.int64], keep: NDArray[np.bool_], k: int,
                ) -> NDArray[np.int64]:
     """Rows of the ``k`` best plays (by ``value``) of each kept game that has a choice of at least two."""
@@ -306,12 +337,23 @@ def generate(
         raise ConfigError(f"base {cfg.base!r}: the depth the step starts from must be 0 .. depth - 1 ({cfg.depth - 1})")
     if cfg.base and cfg.step == 1.0:
         raise ConfigError(f"base {cfg.base!r} needs a step below 1 (a full step is the depth-{cfg.depth} value alone)")
+    pool = None
+    if cfg.records:
+        from bgbot.eval.bearoff import get_bearoff_db
+
+        pool = record_positions(cfg, get_bearoff_db())
+        have = -(-len(pool) // cfg.chunk_size)
+        if chunks > have:
+            raise ConfigError(f"records {cfg.records!r}: {len(pool)} positions fill {have} chunks of "
+                              f"{cfg.chunk_size}, not {chunks}")
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for tmp in (out / "data").glob("*.tmp*"):
         tmp.unlink(missing_ok=True)
     meta_path = out / "generate.json"
-    meta = {"model": str(model), "config": cfg.__dict__}
+    meta: dict[str, object] = {"model": str(model), "config": cfg.__dict__}
+    if pool is not None:
+        meta["records_sha256"] = hashlib.sha256(pool.tobytes()).hexdigest()  # the same games, the same chunks
     if meta_path.exists():
         old = json.loads(meta_path.read_text())
         old["config"] = {**GenerateConfig().__dict__, **old.get("config", {})}  # keys added since: defaults
@@ -323,8 +365,13 @@ def generate(
     if not todo:
         return 0
     blob = ModelBlob.from_net(load_model(model).net, bearoff=True)
-    tasks = [Task("training.refine:label_chunk_task", blob.hash, {"config": cfg.__dict__, "chunk": k}, cfg.seed)
-             for k in todo]
+
+    def payload(k: int) -> dict[str, object]:
+        if pool is None:
+            return {"config": cfg.__dict__, "chunk": k}
+        return {"config": cfg.__dict__, "chunk": k, "boards": _pack(pool[k * cfg.chunk_size:(k + 1) * cfg.chunk_size])}
+
+    tasks = [Task("training.refine:label_chunk_task", blob.hash, payload(k), cfg.seed) for k in todo]
     bar = tqdm(total=chunks, initial=chunks - len(todo), unit="chunk", desc="label", disable=not progress)
     for i, result in run_tasks(tasks, blob, executor=executor, workers=workers):
         path = _chunk_path(out, todo[i])
@@ -348,7 +395,7 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
         raise ConfigError(f"task seed {seed!r} is not the config's seed {cfg.seed!r}")
     rng = np.random.default_rng([cfg.seed, int(payload["chunk"])])  # type: ignore[call-overload]
     t0 = time.perf_counter()
-    boards = sample_positions(evaluator, cfg, rng)
+    boards = _unpack(payload["boards"]) if "boards" in payload else sample_positions(evaluator, cfg, rng)
     if cfg.label == "rollout":
         settings = rollout_settings(cfg, int(payload["chunk"]))  # type: ignore[call-overload]
         labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)  # noise independent per position
