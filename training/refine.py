@@ -10,7 +10,10 @@ What gnubg did after its first TD network, on this machine's budget:
    consecutive positions.  With ``candidates=K`` the K best plays (by
    1-ply) of each kept roll are taken instead: the positions a 2-ply choice
    compares.  Finished games and exact bear-offs (both sides home, in the
-   database: play answers them exactly) are left out.
+   database: play answers them exactly) are left out.  With ``records``
+   the positions come from saved games instead (``bgbot pit --save-games``,
+   for example against gnubg: the positions another engine's play leads
+   to, where self-play rarely goes; :func:`record_positions`).
 2. **Labels** (same step): each position's five probabilities looked one
    roll ahead, :func:`bgbot.engine.search.lookahead_probs` at depth 1 (the
    average over the 21 rolls of the mover's best play, each valued by the
