@@ -16,7 +16,7 @@ from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
 from bgbot.rules.position import Position
-from training.refine import GenerateConfig, fit, generate, load_chunks
+from training.refine import GenerateConfig, fit, generate, load_chunks, widen_net
 
 CFG = GenerateConfig(seed=5, chunk_size=96, parallel=16, explore=0.1, keep=0.5)
 
@@ -390,6 +390,37 @@ def test_a_fresh_network_is_fitted_from_seeded_random_weights(tmp_path: Path, in
     assert a.data["config"]["refined"]["fresh"] == 12
     with pytest.raises(ConfigError, match="main network only"):
         fit(with_race, tmp_path / "run", tmp_path / "d", epochs=1, progress=False, fresh=12, net_name="race")
+
+
+def test_a_widened_network_computes_the_same_function_and_then_learns(tmp_path: Path, init: Path) -> None:
+    base = load_checkpoint(init).net
+    wide = widen_net(base, 20, seed=3)
+    assert wide.spec.hidden == (20,) and wide.spec.encoding_version == base.spec.encoding_version
+    x = np.random.default_rng(4).random((64, base.body[0].in_features), dtype=np.float32)
+    np.testing.assert_allclose(wide.probs(x), base.probs(x), rtol=0, atol=1e-6)
+    # the new units are random features (not copies, not zero) and feed nothing yet
+    assert float(wide.body[0].weight[8:].detach().abs().sum()) > 0
+    assert float(wide.body[-1].weight[:, 8:].detach().abs().sum()) == 0
+    assert not torch.equal(widen_net(base, 20, seed=4).body[0].weight, wide.body[0].weight)
+    for bad in (8, 4):
+        with pytest.raises(ConfigError, match=f"widen {bad}"):
+            widen_net(base, bad)
+    with pytest.raises(ConfigError, match="one-hidden-layer"):
+        widen_net(ValueNet(ModelSpec(3, (6, 4))), 12)
+    # fitting from the widened network: the written model is wide, trained, and records how it was made
+    generate(init, tmp_path / "run", 3, CFG, progress=False)
+    summary = fit(init, tmp_path / "run", tmp_path / "w", epochs=2, lr=3e-3, batch=32, progress=False, widen=20,
+                  fresh_seed=3)
+    history = summary["history"]
+    assert isinstance(history, list) and history[-1]["holdout_bce"] < history[0]["holdout_bce"]
+    out = load_checkpoint(tmp_path / "w" / "refined.pt")
+    assert out.net.spec.hidden == (20,) and out.data["config"]["refined"]["widen"] == 20
+    assert float(out.net.body[-1].weight[:, 8:].detach().abs().sum()) > 0
+    # epoch 0 of the wide fit is init's own loss: the widening itself changed nothing
+    base_fit = fit(init, tmp_path / "run", tmp_path / "n", epochs=1, lr=3e-3, batch=32, progress=False)
+    assert abs(history[0]["holdout_bce"] - base_fit["history"][0]["holdout_bce"]) < 1e-6
+    with pytest.raises(ConfigError, match="main network only"):
+        fit(init, tmp_path / "run", tmp_path / "x", epochs=1, progress=False, widen=20, net_name="race")
 
 
 def test_class_networks_can_come_from_another_model(tmp_path: Path, init: Path) -> None:

@@ -131,6 +131,7 @@ class FitConfig:
     net: str = "main"  # the network fitted: "main", or a class network ("race", "crashed"), see fit
     fresh: int = 0  # > 0: fit a new network of this many hidden units (random weights) instead of init's
     fresh_seed: int = 5  # torch's seed for the new network's weights
+    widen: int = 0  # > 0: widen init's main network to this many hidden units, same function, then fit
     class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
 
 
@@ -483,6 +484,7 @@ def fit(
     fresh: int = 0,
     fresh_seed: int = 5,
     class_nets_from: str | Path = "",
+    widen: int = 0,
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -496,7 +498,10 @@ def fit(
     ``fresh > 0`` fits a new network instead (``fresh`` hidden units, init's encoding and activation,
     torch's initialisation seeded by ``fresh_seed``): a supervised start for a wider network, which
     self-play then makes consistent (see ``configs/refine/fresh256.toml``).  ``class_nets_from`` names a
-    model whose class networks replace init's (a TD run's checkpoint carries none).
+    model whose class networks replace init's (a TD run's checkpoint carries none).  ``widen > 0``
+    starts from init's main network grown to ``widen`` hidden units by :func:`widen_net` (the same
+    function at the start, seeded by ``fresh_seed``), so the fit has room to learn new positions without
+    unlearning old ones.
     """
     if net_name != "main" and net_name not in CLASS_NETS:
         raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
@@ -507,7 +512,11 @@ def fit(
     torch.manual_seed(seed)
     start = load_checkpoint(init)
     class_nets = dict(load_checkpoint(class_nets_from).class_nets if class_nets_from else start.class_nets)
+    if widen and (fresh or net_name != "main"):
+        raise ConfigError(f"widen {widen!r}: for the main network only, and not with fresh {fresh!r}")
     main_net = start.net
+    if widen:
+        main_net = widen_net(start.net, widen, seed=fresh_seed)
     if fresh:
         torch.manual_seed(fresh_seed)
         main_net = ValueNet(dataclasses.replace(start.net.spec, hidden=(fresh,)))
@@ -574,7 +583,7 @@ def fit(
             save_checkpoint(
                 best_path, main_net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
-                    "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed,
+                    "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed, "widen": widen,
                     "class_nets_from": str(class_nets_from),
                     "positions": len(xtr), "seed": seed}},
                 games_trained=base_games, last_eval="",
@@ -585,6 +594,36 @@ def fit(
     if not best_path.exists():
         raise CheckpointError(f"no epoch improved the held-out loss of {str(init)!r}: nothing written")
     return summary
+
+
+def widen_net(net: ValueNet, hidden: int, *, seed: int = 5) -> ValueNet:
+    """``net`` (one hidden layer) grown to ``hidden`` units and computing the same function (net2net).
+
+    The old units keep their weights; each new unit gets input weights drawn from a normal
+    distribution with the old units' spread (torch seeded by ``seed``), a zero bias and a zero
+    weight into every output, so the widened network's outputs equal ``net``'s exactly until a fit
+    moves the new output weights.  A :class:`ConfigError` if ``net`` has more than one hidden layer or
+    already ``hidden`` units or more.
+    """
+    old = net.spec.hidden
+    if len(old) != 1 or hidden <= old[0]:
+        raise ConfigError(f"widen {hidden!r}: needs a one-hidden-layer network narrower than that (this one: "
+                          f"{list(old)})")
+    first, last = (m for m in net.body if isinstance(m, torch.nn.Linear))
+    wide = ValueNet(dataclasses.replace(net.spec, hidden=(hidden,)))
+    w_first, w_last = (m for m in wide.body if isinstance(m, torch.nn.Linear))
+    gen = torch.Generator().manual_seed(seed)
+    h = old[0]
+    with torch.no_grad():
+        spread = float(first.weight.std())
+        w_first.weight.copy_(torch.randn(w_first.weight.shape, generator=gen) * spread)
+        w_first.weight[:h] = first.weight
+        w_first.bias.zero_()
+        w_first.bias[:h] = first.bias
+        w_last.weight.zero_()
+        w_last.weight[:, :h] = last.weight
+        w_last.bias.copy_(last.bias)
+    return wide
 
 
 def average(models: list[str | Path], weights: list[float] | None, out: str | Path,
@@ -684,7 +723,7 @@ def main(argv: list[str] | None = None) -> None:
         fc = dataclasses.replace(fit_cfg, **given)
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
-                      fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from)
+                      fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen)
         print(json.dumps(summary, indent=1))
 
 
