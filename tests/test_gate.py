@@ -119,3 +119,42 @@ def test_the_training_commands_end_bad_input_with_one_line(tmp_path: Path) -> No
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(f"{cmd[0]}: error: ") and missing in done.stderr
         assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) -> None:
+    """Per-position losses (points) average to checker_error's millipoints; the paired benchmark
+    script finds no difference between a model and itself and the difference of the means between two."""
+    import subprocess
+    import sys
+
+    from bgbot.engine.api import Engine
+    from training.gate import CHECKER, checker_error, checker_losses
+
+    root = Path(__file__).resolve().parents[1]
+    g7, g6 = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen6.pt")
+    rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
+    gen7, gen6 = Engine.load(g7), Engine.load(g6)
+    mean = {}
+    for name, engine in (("gen7", gen7), ("gen6", gen6)):
+        losses = checker_losses(engine, rows, 1)
+        assert len(losses) == 30 and all(x >= 0 for *_, x in losses)
+        assert [c for c, *_ in losses] == [r["class"] for r in rows]
+        mean[name] = 1000 * sum(x for *_, x in losses) / 30
+        assert checker_error(engine, rows, 1)["all"] == pytest.approx(mean[name])
+    script = root / "benchmarks" / "checker_pairs.py"
+    for first, second in ((g7, g7), (g6, g7)):
+        out = tmp_path / "pairs.json"
+        proc = subprocess.run([sys.executable, str(script), first, second, "--plies", "1", "--limit", "30",
+                               "--json", str(out)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        one = json.loads(out.read_text())["plies"]["1"]
+        if first == second:
+            assert one["diff"] == 0 and one["se"] == 0 and one["differ"] == 0
+        else:
+            assert one["diff"] == pytest.approx(mean["gen6"] - mean["gen7"])
+            assert one["first"] == pytest.approx(mean["gen6"]) and one["second"] == pytest.approx(mean["gen7"])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n{"position": "nope"}\n')
+    proc = subprocess.run([sys.executable, str(script), g7, g7, "--data", str(bad)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "is not a checker benchmark" in proc.stderr and "Traceback" not in proc.stderr

@@ -79,23 +79,36 @@ def file_hash(path: str | Path) -> str:
         raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {exc.strerror or exc}") from None
 
 
-def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
-    """Mean loss (millipoints) of ``engine``'s cubeless choice at ``ply`` against gnubg 2-ply: all / contact / race.
+def checker_losses(engine: Engine, rows: list[dict[str, Any]], ply: int) -> list[tuple[str, bool, float]]:
+    """Each position's loss of ``engine``'s cubeless choice at ``ply`` against gnubg 2-ply, in points.
 
-    ``crashed`` is the mean over the contact positions :func:`~bgbot.rules.position.classify` calls crashed.
-
-    A choice the file does not list (it lists the 40 best of bigger move lists) counts at the
-    worst listed equity, a lower bound on its loss.
+    One ``(class, crashed, loss)`` per row, in the rows' order: ``class`` is the file's ``contact``
+    or ``race``, ``crashed`` whether :func:`~bgbot.rules.position.classify` calls the position
+    crashed, ``loss`` the equity of gnubg's best play minus that of the engine's choice (the mover's
+    cubeless equity, from the view of the side on roll; 0 when it chose gnubg's best).  A choice the
+    file does not list (it lists the 40 best of bigger move lists) counts at the worst listed equity,
+    a lower bound on its loss.
     """
-    losses: dict[str, list[float]] = {"contact": [], "race": [], "crashed": []}
+    out = []
     for row in rows:
         pos = Position.from_id(row["position"])
         choice = engine.best_move(pos, row["dice"], ply, cubeless=True)
         eqs = {m["result"]: m["equity"] for m in row["moves"]}
         eq = eqs.get(choice.best.result.gnubg_id(), min(eqs.values()))
-        loss = row["moves"][0]["equity"] - eq
-        losses[row["class"]].append(loss)
-        if classify(pos) is PositionClass.CRASHED:
+        out.append((row["class"], classify(pos) is PositionClass.CRASHED, row["moves"][0]["equity"] - eq))
+    return out
+
+
+def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
+    """Mean loss (millipoints) of ``engine``'s cubeless choice at ``ply`` against gnubg 2-ply: all / contact / race.
+
+    ``crashed`` is the mean over the contact positions :func:`~bgbot.rules.position.classify` calls crashed.
+    The losses are :func:`checker_losses`'.
+    """
+    losses: dict[str, list[float]] = {"contact": [], "race": [], "crashed": []}
+    for cls, crashed, loss in checker_losses(engine, rows, ply):
+        losses[cls].append(loss)
+        if crashed:
             losses["crashed"].append(loss)
     every = losses["contact"] + losses["race"]
     out = {"all": 1000 * statistics.fmean(every), "positions": len(every)}
