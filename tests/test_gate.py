@@ -123,12 +123,13 @@ def test_the_training_commands_end_bad_input_with_one_line(tmp_path: Path) -> No
 
 def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) -> None:
     """Per-position losses (points) average to checker_error's millipoints; the paired benchmark
-    script finds no difference between a model and itself and the difference of the means between two."""
+    script finds no difference between a model and itself and the difference of the means between two
+    (checker error and cube agreement)."""
     import subprocess
     import sys
 
     from bgbot.engine.api import Engine
-    from training.gate import CHECKER, checker_error, checker_losses
+    from training.gate import CHECKER, CUBE, checker_error, checker_losses, cube_agreement
 
     root = Path(__file__).resolve().parents[1]
     g7, g6 = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen6.pt")
@@ -141,20 +142,50 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
         assert [c for c, *_ in losses] == [r["class"] for r in rows]
         mean[name] = 1000 * sum(x for *_, x in losses) / 30
         assert checker_error(engine, rows, 1)["all"] == pytest.approx(mean[name])
-    script = root / "benchmarks" / "checker_pairs.py"
-    for first, second in ((g7, g7), (g6, g7)):
-        out = tmp_path / "pairs.json"
-        proc = subprocess.run([sys.executable, str(script), first, second, "--plies", "1", "--limit", "30",
-                               "--json", str(out)], capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        one = json.loads(out.read_text())["plies"]["1"]
-        if first == second:
-            assert one["diff"] == 0 and one["se"] == 0 and one["differ"] == 0
-        else:
-            assert one["diff"] == pytest.approx(mean["gen6"] - mean["gen7"])
-            assert one["first"] == pytest.approx(mean["gen6"]) and one["second"] == pytest.approx(mean["gen7"])
+    script = root / "benchmarks" / "benchmark_pairs.py"
+    out = tmp_path / "pairs.json"
+    proc = subprocess.run([sys.executable, str(script), g7, g6, "--against", g7, "--plies", "1", "--cube-plies", "1",
+                           "--limit", "30", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    same, other = (json.loads(out.read_text())["candidates"][c] for c in (g7, g6))
+    assert same["checker"]["1"]["diff"] == 0 and same["checker"]["1"]["se"] == 0
+    assert same["checker"]["1"]["differ"] == 0 and same["cube"]["1"]["differ"] == 0
+    assert other["checker"]["1"]["diff"] == pytest.approx(mean["gen6"] - mean["gen7"])
+    assert other["checker"]["1"]["first"] == pytest.approx(mean["gen6"])
+    assert other["checker"]["1"]["second"] == pytest.approx(mean["gen7"])
+    cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:30]
+    agree = {name: cube_agreement(engine, cube_rows, 1)["agree"] for name, engine in (("gen7", gen7), ("gen6", gen6))}
+    assert other["cube"]["1"]["first"] == pytest.approx(agree["gen6"])
+    assert other["cube"]["1"]["diff"] == pytest.approx(agree["gen6"] - agree["gen7"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n{"position": "nope"}\n')
-    proc = subprocess.run([sys.executable, str(script), g7, g7, "--data", str(bad)],
+    proc = subprocess.run([sys.executable, str(script), g7, "--against", g7, "--data", str(bad), "--cube-plies", ""],
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode != 0 and "is not a checker benchmark" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode != 0 and "is not a benchmark file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_other_benchmark_files_are_checked_and_never_mixed_with_the_default_ones(tmp_path: Path) -> None:
+    from training.gate import _DEFAULT_DATA, CHECKER, _recorded
+
+    torch.manual_seed(3)
+    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    record = tmp_path / "generations.jsonl"
+    bad = tmp_path / "checker.jsonl"
+    bad.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n')
+    with pytest.raises(ConfigError, match=r"checker\.jsonl' is not a checker benchmark .*line 1 lacks"):
+        gate(cand, cand, "x", games=2, record=record, progress=False, checker_data=bad)
+    with pytest.raises(ConfigError, match=r"cannot read the cube benchmark '.*nothing\.jsonl'"):
+        gate(cand, cand, "x", games=2, record=record, progress=False, cube_data=tmp_path / "nothing.jsonl")
+    assert not record.exists()
+    # a parent measured on the default files is not reused for a gate on other files, and the other way round
+    row = gate(cand, cand, "x", games=2, record=record, progress=False, positions=3, cube_plies=(1,))
+    assert row["benchmarks"] == _DEFAULT_DATA
+    assert _recorded(record, row["sha256"], 3, 3, (1,)) is not None
+    other = {"checker": "elsewhere/checker.jsonl", "cube": _DEFAULT_DATA["cube"]}
+    assert _recorded(record, row["sha256"], 3, 3, (1,), other) is None
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(CHECKER.read_text())
+    row2 = gate(cand, cand, "y", games=2, record=record, progress=False, positions=3, cube_plies=(1,),
+                checker_data=copy)
+    assert row2["benchmarks"]["checker"] == str(copy.resolve())
+    assert row2["checker"] == row["checker"]  # the same positions, measured again

@@ -16,6 +16,9 @@ hold it yet):
   gnubg's cube efficiencies) is gnubg's, and the mean absolute error of its
   optimal equity in millipoints, as ``benchmarks/cube_error.py --engine PLY``
   computes them;
+  (``--checker-data`` / ``--cube-data`` take other files of the same formats, such as the held-out
+  ``checker-3000.jsonl`` and ``cube-1000.jsonl`` beside them, whose standard errors are 2.7 and
+  2.2 times smaller; the record notes which files a row was measured on);
 * a **duplicate-dice duel** candidate against parent at 1-ply, cubeless money
   games (:func:`bgbot.play.pit.run_pit`), ppg with its standard error;
 * optionally the **yardstick** (1-ply against pubeval).
@@ -116,25 +119,34 @@ def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[
     return out
 
 
-def cube_agreement(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, Any]:
-    """How often ``engine``'s money cube decision at ``ply`` is gnubg 2-ply's, in percent, and its error.
+def cube_decisions(engine: Engine, rows: list[dict[str, Any]], ply: int) -> list[tuple[bool, float]]:
+    """Each money position's ``(agrees, error)``: whether ``engine``'s cube decision at ``ply`` is gnubg 2-ply's,
+    and the absolute error of its optimal equity (points per cube value, the side on roll's view).
 
     Each row is a money position (side on roll's view, before the roll) with gnubg's decision and
     equities; the decision is :meth:`~bgbot.engine.api.Engine.cube_action` at ``ply`` (Janowski at
     1-ply, the cubeful lookahead above, gnubg's cube efficiencies, Jacoby off), as
-    ``benchmarks/cube_error.py --engine PLY`` takes it. ``mae_opt`` is the mean absolute error of
-    the optimal equity, millipoints; ``method`` (:data:`CUBE_METHOD`) tells these figures from
-    those of earlier gates, which applied Janowski once to the lookahead's averaged probabilities.
+    ``benchmarks/cube_error.py --engine PLY`` takes it.
     """
-    agree = 0
-    errors = []
+    out = []
     for row in rows:
         pos = Position.from_id(row["position"])
         owner = {"center": "center", "on_roll": "me"}[row["cube"]["owner"]]
         d = engine.cube_action(pos, CubeState(cube=row["cube"]["value"], owner=owner), ply=ply)
-        agree += d.action == row["decision"]
-        errors.append(abs(d.equity_optimal - row["equity_optimal"]))
-    return {"agree": 100 * agree / len(rows), "mae_opt": 1000 * statistics.fmean(errors), "positions": len(rows),
+        out.append((d.action == row["decision"], abs(d.equity_optimal - row["equity_optimal"])))
+    return out
+
+
+def cube_agreement(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, Any]:
+    """How often ``engine``'s money cube decision at ``ply`` is gnubg 2-ply's, in percent, and its error.
+
+    The decisions are :func:`cube_decisions`'; ``mae_opt`` is the mean absolute error of the optimal
+    equity, millipoints; ``method`` (:data:`CUBE_METHOD`) tells these figures from those of earlier
+    gates, which applied Janowski once to the lookahead's averaged probabilities.
+    """
+    decided = cube_decisions(engine, rows, ply)
+    return {"agree": 100 * sum(a for a, _ in decided) / len(rows),
+            "mae_opt": 1000 * statistics.fmean(e for _, e in decided), "positions": len(rows),
             "method": CUBE_METHOD}
 
 
@@ -251,6 +263,8 @@ def gate(
     progress: bool = True,
     positions: int | None = None,
     cube_plies: tuple[int, ...] = CUBE_PLIES,
+    checker_data: str | Path = CHECKER,
+    cube_data: str | Path = CUBE,
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
@@ -267,18 +281,19 @@ def gate(
     if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
         raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
     sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
-    rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:positions]
-    cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:positions]
+    rows = _benchmark(checker_data, "checker")[:positions]
+    cube_rows = _benchmark(cube_data, "cube")[:positions]
+    data = {"checker": _data_name(checker_data), "cube": _data_name(cube_data)}
     t0 = time.perf_counter()
     mine = measure(candidate, rows, cube_rows, cube_plies)
-    theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies)
+    theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies, data)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
         "name": name, "checkpoint": str(candidate), "sha256": sha256, "parent": str(parent),
-        "parent_sha256": parent_sha256, **mine,
+        "parent_sha256": parent_sha256, **mine, "benchmarks": data,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
     }
@@ -314,11 +329,37 @@ def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+def _benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
+    """The rows of a checker or cube benchmark file (``ConfigError`` quoting the file when it is not one)."""
+    need = {"checker": ("position", "dice", "moves"), "cube": ("position", "cube", "decision")}[kind]
+    try:
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"cannot read the {kind} benchmark {str(path)!r}: {e}") from None
+    bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict) or any(k not in r for k in need)), None)
+    if not rows or bad is not None:
+        where = f"line {bad} lacks one of {', '.join(need)}" if bad else "it is empty"
+        raise ConfigError(f"{str(path)!r} is not a {kind} benchmark (tests/data/README.md): {where}")
+    return rows
+
+
+def _data_name(path: str | Path) -> str:
+    """A benchmark file as the record names it: relative to the repository when inside it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+
+
+#: the benchmark files of records written before the gate took others
+_DEFAULT_DATA = {"checker": _data_name(CHECKER), "cube": _data_name(CUBE)}
+
+
 def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,
-              cube_plies: tuple[int, ...]) -> dict[str, Any] | None:
+              cube_plies: tuple[int, ...], data: dict[str, str] = _DEFAULT_DATA) -> dict[str, Any] | None:
     """The latest measures of the network with ``sha256`` in the record (as a candidate or as a parent),
-    if taken on the same benchmarks."""
+    if taken on the same benchmarks (the same files, positions and plies)."""
     for r in reversed(load_record(record)):
+        if r.get("benchmarks", _DEFAULT_DATA) != data:
+            continue
         if r.get("sha256") == sha256:
             checker, cube = r.get("checker", {}), r.get("cube", {})
         elif r.get("parent_sha256") == sha256 and "parent_measures" in r:
@@ -344,9 +385,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--yardstick", type=int, default=0, help="games against pubeval (0: skip)")
     ap.add_argument("--record", default=str(RECORD))
     ap.add_argument("--note", default="")
+    ap.add_argument("--checker-data", default=str(CHECKER),
+                    help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
+    ap.add_argument("--cube-data", default=str(CUBE), help="cube benchmark (default tests/data/benchmark/cube.jsonl)")
     args = ap.parse_args(argv)
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
-               yardstick=args.yardstick, record=args.record, note=args.note)
+               yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
+               cube_data=args.cube_data)
     print(json.dumps(row, indent=1))
     theirs = row["parent_measures"]
     failed = [k for k, ok in row["rules"].items() if not ok]

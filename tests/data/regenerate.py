@@ -342,11 +342,15 @@ def checker_record(ctx: Contexts, position: str, dice: Sequence[int]) -> Record:
     }
 
 
-def cube_record(ctx: Contexts, position: str, value: int, owner: str) -> Record:
+def cube_record(ctx: Contexts, position: str, value: int, owner: str) -> Record | None:
+    """None when gnubg calls the decision optional (doubling and not doubling are worth the same, codes 16-20)
+    or one the benchmark does not score (beavers, dead cubes): the file keeps decisions with one right answer."""
     board = gnubg.positionfromid(position)
     ci = money_cube(value, owner)
     probs = gnubg.evaluate(board, ci, ctx.cubeless2)
     optimal, no_double, take, drop, code, text = gnubg.cfevaluate(board, ci, ctx.cubeful2)
+    if code not in DECISION_BY_CODE:
+        return None
     return {
         "position": position,
         "cube": {"value": value, "owner": owner},
@@ -481,6 +485,8 @@ def generate(ctx: Contexts, args: argparse.Namespace, weights: dict[str, list[fl
                 continue
             owned = rng.random() < args.owned_fraction
             rec = cube_record(ctx, position, 2 if owned else 1, "on_roll" if owned else "center")
+            if rec is None:
+                continue
         elif args.kind == "checker":
             cls = "race" if is_race(board) else "contact"
             quota = n_race if cls == "race" else args.n - n_race
