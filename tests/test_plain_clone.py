@@ -17,6 +17,7 @@ DATA_TESTS = [
     "tests/test_cube.py",
     "tests/test_pubeval_duel.py",
     "tests/test_encoding.py",
+    "tests/test_heldout_benchmarks.py",
 ]
 
 
