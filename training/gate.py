@@ -198,14 +198,17 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
 
 def plot_generations(record: str | Path, png: str | Path) -> Path:
     """Draw ppg against pubeval, checker error against gnubg 2-ply and cube agreement, one point per generation
-    (cube agreement only for the generations the gate measured it for)."""
+    (cube agreement only for the generations the gate measured it for; the checker and cube panels only for
+    rows measured on the default benchmark files, so that one curve never mixes two sets of positions)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = load_record(record)
-    names = [r["name"] for r in rows]
+    names = [r["name"] + ("" if r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA else " (other data)")
+             for r in rows]
+    default = [r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA for r in rows]
     xs = list(range(len(rows)))
     fig, (top, bottom, cube_ax) = plt.subplots(3, 1, figsize=(11, 9), dpi=100, sharex=True,
                                                gridspec_kw={"height_ratios": [3, 3, 2]})
@@ -221,19 +224,20 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     top.grid(alpha=0.3)
     for ply, style in ((1, "o-"), (2, "s-")):
         pts = [(x, r["checker"][str(ply)]["all"]) for x, r in zip(xs, rows, strict=True)
-               if str(ply) in r.get("checker", {})]
+               if str(ply) in r.get("checker", {}) and default[x]]
         bottom.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
     bottom.axhline(1.7, color="tab:red", lw=0.8, ls=":", label="gnubg 0-ply (1.7)")
     bottom.axhline(4.0, color="tab:green", lw=0.8, ls="--", label="target 1-ply (4.0)")
     for x, r in zip(xs, rows, strict=True):
-        if r.get("verdict") == "fail":
+        if r.get("verdict") == "fail" and default[x]:
             bottom.annotate("not shipped", (x, r["checker"]["1"]["all"]), textcoords="offset points",
                             xytext=(0, 8), ha="center", fontsize=7, color="grey")
     bottom.set_ylabel("checker error vs gnubg 2-ply (mp)")
     bottom.legend(loc="upper right", fontsize=8)
     bottom.grid(alpha=0.3)
     for ply, style in (("1", "o-"), ("2", "s-"), ("3", "^-")):
-        pts = [(x, r["cube"][ply]["agree"]) for x, r in zip(xs, rows, strict=True) if ply in r.get("cube", {})]
+        pts = [(x, r["cube"][ply]["agree"]) for x, r in zip(xs, rows, strict=True)
+               if ply in r.get("cube", {}) and default[x]]
         if pts:
             cube_ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
     cube_ax.axhline(89, color="tab:green", lw=0.8, ls="--", label="target 2-ply (89%)")
