@@ -14,20 +14,19 @@ PY=${PYTHON:-.venv/bin/python}
 mkdir -p "$OUT"
 stamp() { echo "$(date -u +%FT%T) $*" | tee -a "$OUT/times.log"; }
 M=checkpoints/bgbot-gen6.pt
+# label_and_fit NET PRESET MODEL CHUNKS SEED ROUND: damped 2-ply labels of MODEL's self-play, then the NET refit
+label_and_fit() {
+  stamp "round $6: $1 labels"
+  $PY -m training.refine generate --config "configs/refine/$2.toml" --model "$3" \
+    --out "$OUT/$1-r$6" --chunks "$4" --workers 2 --seed "$5"
+  stamp "round $6: $1 fit"
+  $PY -m training.refine fit --config "configs/refine/$2.toml" --init "$3" \
+    --data "$OUT/$1-r$6" --net "$1" --out "$OUT/fit-$1-r$6"
+}
 for round in 1 2; do
   if [ "$round" = 1 ]; then RS=2093; MS=2094; else RS=2193; MS=2194; fi
-  stamp "round $round: race labels"
-  $PY -m training.refine generate --config configs/refine/2ply-race-roll.toml --model "$M" \
-    --out "$OUT/race-r$round" --chunks 40 --workers 2 --seed $RS
-  stamp "round $round: race fit"
-  $PY -m training.refine fit --config configs/refine/2ply-race-roll.toml --init "$M" \
-    --data "$OUT/race-r$round" --net race --out "$OUT/fit-race-r$round"
-  stamp "round $round: main labels"
-  $PY -m training.refine generate --config configs/refine/2ply-main-roll.toml --model "$OUT/fit-race-r$round/refined.pt" \
-    --out "$OUT/main-r$round" --chunks 28 --workers 2 --seed $MS
-  stamp "round $round: main fit"
-  $PY -m training.refine fit --config configs/refine/2ply-main-roll.toml --init "$OUT/fit-race-r$round/refined.pt" \
-    --data "$OUT/main-r$round" --net main --out "$OUT/fit-main-r$round"
+  label_and_fit race 2ply-race-roll "$M" 40 $RS $round
+  label_and_fit main 2ply-main-roll "$OUT/fit-race-r$round/refined.pt" 28 $MS $round
   M=$OUT/fit-main-r$round/refined.pt
 done
 stamp "gate against generation 6"
