@@ -848,3 +848,24 @@ def test_a_bad_executor_exits_2_with_one_line(args: list[str], phrase: str, caps
     assert main(["pit", "pubeval", "random", "--games", "2", "--quiet", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert phrase in err[-1] and not any("Traceback" in line for line in err)
+
+
+def test_progress_ppg_is_the_mean_of_finished_games_as_legs_arrive_and_are_replaced() -> None:
+    """The progress bar's running ppg (kept incrementally, O(1) a leg) equals the report's mean."""
+
+    def game(pair: int, leg: int, points: int, how: str = "played") -> pit.GameSummary:
+        return pit.GameSummary(pair=pair, leg=leg, game=0, points_a=points, kind=abs(points), how=how, cube=1,
+                               turns=20, a_doubles=0, a_takes=0, a_drops=0, b_doubles=0, b_takes=0, b_drops=0,
+                               a_decisions=10, a_seconds=0.0, b_decisions=10, b_seconds=0.0)
+
+    tally = pit._Tally(match=False)
+    assert tally.ppg() == 0.0
+    tally.add(pit.LegSummary(pair=0, leg=0, games=(game(0, 0, 2),)))
+    tally.add(pit.LegSummary(pair=0, leg=1, games=(game(0, 1, -1), game(0, 1, 3, how="unfinished"))))
+    tally.add(pit.LegSummary(pair=1, leg=0, games=(game(1, 0, 3),)))
+    assert tally.ppg() == pytest.approx((2 - 1 + 3) / 3)
+    tally.add(pit.LegSummary(pair=1, leg=0, games=(game(1, 0, -2),)))  # a leg played again replaces the first
+    assert tally.ppg() == pytest.approx((2 - 1 - 2) / 3)
+    report = PitReport(a="A", b="B", mode="money", seed=0, workers=1)
+    tally.fill(report)
+    assert report.ppg == pytest.approx(tally.ppg()) and report.games == 3 and report.unfinished == 1

@@ -594,16 +594,23 @@ class _Tally:
     def __init__(self, match: bool) -> None:
         self.match = match
         self.legs: dict[tuple[int, int], LegSummary] = {}
+        self._points = 0.0  # A's points over the finished games received, kept as they come so that
+        self._finished = 0  # the progress bar's ppg costs O(1) a leg, not O(games so far)
 
     def add(self, leg: LegSummary) -> None:
+        old = self.legs.get((leg.pair, leg.leg))
+        for g, sign in [(g, -1) for g in (old.games if old else [])] + [(g, 1) for g in leg.games]:
+            if g.how != "unfinished":
+                self._points += sign * g.points_a
+                self._finished += sign
         self.legs[(leg.pair, leg.leg)] = leg
 
     def games(self) -> list[GameSummary]:
         return [g for key in sorted(self.legs) for g in self.legs[key].games]  # in pair order, however they came
 
     def ppg(self) -> float:
-        pts = [g.points_a for g in self.games() if g.how != "unfinished"]
-        return float(np.mean(pts)) if pts else 0.0
+        """A's mean points per finished game so far (the progress bar's figure)."""
+        return self._points / self._finished if self._finished else 0.0
 
     def fill(self, r: PitReport) -> None:
         games = [g for g in self.games() if g.how != "unfinished"]
