@@ -132,7 +132,7 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
     from training.gate import CHECKER, CUBE, checker_error, checker_losses, cube_agreement
 
     root = Path(__file__).resolve().parents[1]
-    g7, g6 = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen6.pt")
+    g7, g6 = str(root / "checkpoints" / "bgbot-gen7.pt"), str(root / "checkpoints" / "bgbot-gen6.pt")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
     gen7, gen6 = Engine.load(g7), Engine.load(g6)
     mean = {}

@@ -32,7 +32,7 @@ done
 stamp "gate against generation 6"
 $PY -m training.gate "$M" --name gen7-recipe --parent checkpoints/bgbot-gen6.pt --games 40000 --seed 5 --workers 2 \
   --yardstick 10000 --record "$OUT/gates.jsonl"
-stamp "duel against the shipped generation 7"
-$PY -m training.gate "$M" --name gen7-recipe-vs-gen7 --parent checkpoints/bgbot-default.pt --games 40000 --seed 6 \
+stamp "duel against generation 7 (checkpoints/bgbot-gen7.pt)"
+$PY -m training.gate "$M" --name gen7-recipe-vs-gen7 --parent checkpoints/bgbot-gen7.pt --games 40000 --seed 6 \
   --workers 2 --yardstick 0 --record "$OUT/gates.jsonl"
 stamp "done: $M"
