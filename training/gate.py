@@ -228,6 +228,7 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
         bottom.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
     bottom.axhline(1.7, color="tab:red", lw=0.8, ls=":", label="gnubg 0-ply (1.7)")
     bottom.axhline(4.0, color="tab:green", lw=0.8, ls="--", label="target 1-ply (4.0)")
+    bottom.axhline(2.5, color="tab:orange", lw=0.8, ls="--", label="target 2-ply (2.5)")
     for x, r in zip(xs, rows, strict=True):
         if r.get("verdict") == "fail" and default[x]:
             bottom.annotate("not shipped", (x, r["checker"]["1"]["all"]), textcoords="offset points",
