@@ -32,8 +32,8 @@ from typing import Any
 from _common import REFDATA  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
-from bgbot.errors import BgbotError
-from training.gate import checker_losses, cube_decisions
+from bgbot.errors import BgbotError, ConfigError
+from training.gate import checker_losses, cube_decisions, read_benchmark
 
 
 def paired(first: Sequence[float], second: Sequence[float]) -> dict[str, float]:
@@ -83,9 +83,9 @@ def _plies(text: str, flag: str) -> list[int]:
 
 def _read(path: Path, what: str, limit: int | None) -> list[dict[str, Any]]:
     try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()][:limit]
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"cannot read the {what} benchmark {str(path)!r}: {e}") from None
+        return read_benchmark(path, what)[:limit]  # the gate's reader: the same checks, the same errors
+    except ConfigError as e:
+        raise SystemExit(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> None:

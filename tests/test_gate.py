@@ -161,7 +161,14 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
     bad.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n{"position": "nope"}\n')
     proc = subprocess.run([sys.executable, str(script), g7, "--against", g7, "--data", str(bad), "--cube-plies", ""],
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode != 0 and "is not a benchmark file" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "bad.jsonl' is not a checker benchmark" in proc.stderr
+    assert "line 1 lacks one of position, dice, moves" in proc.stderr
+    bad.write_text('{"position": "nope", "dice": [3, 1], "moves": []}\n' * 2)  # well formed, not a position
+    proc = subprocess.run([sys.executable, str(script), g7, "--against", g7, "--data", str(bad), "--cube-plies", ""],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "is not a benchmark file" in proc.stderr and "nope" in proc.stderr
 
 
 def test_other_benchmark_files_are_checked_and_never_mixed_with_the_default_ones(tmp_path: Path) -> None:

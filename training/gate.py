@@ -286,8 +286,8 @@ def gate(
     if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
         raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
     sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
-    rows = _benchmark(checker_data, "checker")[:positions]
-    cube_rows = _benchmark(cube_data, "cube")[:positions]
+    rows = read_benchmark(checker_data, "checker")[:positions]
+    cube_rows = read_benchmark(cube_data, "cube")[:positions]
     data = {"checker": _data_name(checker_data), "cube": _data_name(cube_data)}
     t0 = time.perf_counter()
     mine = measure(candidate, rows, cube_rows, cube_plies)
@@ -334,7 +334,7 @@ def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
     }
 
 
-def _benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
+def read_benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
     """The rows of a checker or cube benchmark file (``ConfigError`` quoting the file when it is not one)."""
     need = {"checker": ("position", "dice", "moves"), "cube": ("position", "cube", "decision")}[kind]
     try:
