@@ -206,9 +206,8 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     rows = load_record(record)
-    names = [r["name"] + ("" if r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA else " (other data)")
-             for r in rows]
     default = [r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA for r in rows]
+    names = [r["name"] + ("" if d else " (other data)") for r, d in zip(rows, default, strict=True)]
     xs = list(range(len(rows)))
     fig, (top, bottom, cube_ax) = plt.subplots(3, 1, figsize=(11, 9), dpi=100, sharex=True,
                                                gridspec_kw={"height_ratios": [3, 3, 2]})
