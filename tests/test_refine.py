@@ -250,6 +250,14 @@ def test_the_shipped_presets_load(name: str) -> None:
     assert (gen.depth, gen.mine) == ((2, True) if "3ply" in name else (1, False))
 
 
+def test_the_rank_preset_stores_groups_of_six_plays_and_fits_their_differences() -> None:
+    from training.refine import load_preset
+
+    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / "2ply-rank.toml")
+    assert (gen.candidates, gen.depth, gen.step, gen.mine, gen.classes) == (6, 1, 1.0, False, "contact")
+    assert fc.rank > 0
+
+
 def test_the_rollout_preset_labels_contact_positions_by_rollout() -> None:
     from training.refine import load_preset, rollout_settings
 
@@ -550,3 +558,87 @@ def test_positions_from_game_records_are_labelled_once_each(tmp_path: Path, init
         generate(init, out, 2, cfg, progress=False)
     with pytest.raises(ConfigError, match="'nowhere'"):
         generate(init, tmp_path / "none", 1, dataclasses.replace(cfg, records="nowhere"), progress=False)
+
+
+def test_candidate_rows_are_stored_as_groups_of_one_rolls_plays(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    from bgbot.eval.evaluate import equity
+    from training.refine import load_groups
+
+    cfg = dataclasses.replace(CFG, candidates=3, keep=0.3)
+    generate(init, tmp_path / "grouped", 2, cfg, progress=False)
+    boards, _, chunk = load_chunks(tmp_path / "grouped")
+    groups = load_groups(tmp_path / "grouped")
+    assert groups.shape == (len(boards),)
+    sizes = np.bincount(groups)
+    assert sizes.max() == 3 and (sizes[sizes > 0] <= 3).all() and (sizes >= 2).sum() > 10
+    # a group never spans two chunks (numbers are unique across the folder)
+    for g in np.flatnonzero(sizes >= 2):
+        assert len(set(chunk[groups == g].tolist())) == 1
+    # the rows of a group are different plays of one roll, best first by the sampling network's 1-ply value:
+    # from the opponent's view each, so the mover's equity (minus theirs) falls down the group
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    mover = -equity(np.asarray(ev(boards), dtype=np.float64))
+    for g in np.flatnonzero(sizes >= 2)[:30]:
+        rows = np.flatnonzero(groups == g)
+        assert len({boards[r].tobytes() for r in rows}) == len(rows)
+        assert (np.diff(mover[rows]) <= 1e-6).all()
+        # plays of one roll from one position: the same checkers in all, the mover's pip count lower by the same dice
+        assert len({int(np.clip(-boards[r], 0, None).sum()) for r in rows}) == 1
+    # without candidates every row is a group of its own; chunks written before groups read the same way
+    generate(init, tmp_path / "plain", 1, CFG, progress=False)
+    plain = load_groups(tmp_path / "plain")
+    assert sorted(plain.tolist()) == list(range(len(plain)))
+
+
+def test_the_sibling_loss_reads_only_equity_differences_within_a_group() -> None:
+    from training.refine import sibling_loss
+
+    torch.manual_seed(3)
+    y = torch.rand(6, 5) * 0.3
+    y[:, 0] = 0.2 + 0.6 * torch.rand(6)
+    logits = torch.randn(6, 5)
+    group = torch.tensor([0, 0, 0, 1, 1, 2])
+    loss = sibling_loss(logits, y, group).item()
+    eq = lambda p: 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]  # noqa: E731
+    d = (eq(torch.sigmoid(logits)) - eq(y)).numpy()
+    want = sum(((d[idx] - d[idx].mean()) ** 2).sum() for idx in ([0, 1, 2], [3, 4], [5]))
+    assert loss == pytest.approx(want, rel=1e-5) and loss > 0
+    # a network off by the same equity on every play of a roll chooses as the labels do: no loss
+    shifted = y.clone()
+    shifted[:3, 0] += 0.05
+    shifted[3:5, 0] -= 0.1
+    assert sibling_loss(torch.logit(shifted), y, group).item() == pytest.approx(0.0, abs=1e-8)
+    # a row alone in its group costs nothing whatever its value
+    assert sibling_loss(logits[5:], y[5:], torch.tensor([0])).item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_rank_fit_orders_siblings_better_than_a_plain_fit(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    from training.refine import load_groups, sibling_loss
+
+    torch.manual_seed(12)
+    teacher = save_checkpoint(tmp_path / "teacher.pt", ValueNet(ModelSpec(3, (8,))))
+    cfg = dataclasses.replace(CFG, candidates=4, keep=0.5, chunk_size=192)
+    generate(teacher, tmp_path / "g", 6, cfg, progress=False)
+    plain = fit(init, tmp_path / "g", tmp_path / "plain", epochs=3, lr=3e-3, batch=32, progress=False)
+    ranked = fit(init, tmp_path / "g", tmp_path / "ranked", epochs=3, lr=3e-3, batch=32, progress=False, rank=20.0)
+    assert "holdout_sibling" in ranked["history"][0] and "holdout_sibling" not in plain["history"][0]  # type: ignore[index]
+    assert "best_holdout_loss" in ranked and "best_holdout_bce" in plain
+    assert load_checkpoint(tmp_path / "ranked" / "refined.pt").data["config"]["refined"]["rank"] == 20.0
+    assert "rank" not in load_checkpoint(tmp_path / "plain" / "refined.pt").data["config"]["refined"]
+    boards, labels, _ = load_chunks(tmp_path / "g")
+    _, group = np.unique(load_groups(tmp_path / "g"), return_inverse=True)
+    from bgbot.eval.encoding import encode
+
+    def sib(path: Path) -> float:
+        net = load_checkpoint(path).net
+        with torch.inference_mode():
+            logits = net(torch.from_numpy(encode(boards, 3)))
+        return sibling_loss(logits, torch.from_numpy(labels), torch.from_numpy(group)).item()
+
+    assert sib(tmp_path / "ranked" / "refined.pt") < sib(tmp_path / "plain" / "refined.pt")
+    with pytest.raises(ConfigError, match="rank"):
+        fit(init, tmp_path / "g", tmp_path / "bad", rank=-1.0, progress=False)

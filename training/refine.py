@@ -32,7 +32,11 @@ What gnubg did after its first TD network, on this machine's budget:
    network's sigmoid outputs and the labels, starting from the network that
    made the labels (or, with ``fresh``, from a new, wider one), a held-out share of chunks scored every epoch; the best
    epoch (held-out loss) is saved as a checkpoint ``python -m training.ship``
-   can publish.
+   can publish.  With ``rank`` the fit also learns the plays of one roll
+   against each other (:func:`sibling_loss` on the groups ``candidates``
+   stores): a 1-ply player reads only the differences between siblings'
+   values, so the deeper search's differences are what it should learn
+   (``configs/refine/2ply-rank.toml``).
 
 4. **Average** (``average``): the weighted mean of the weights of networks of one family (the same
    start, trained on in different ways): generation 6 is generation 5's refit averaged with the
@@ -133,6 +137,7 @@ class FitConfig:
     fresh_seed: int = 5  # torch's seed for the new network's weights
     widen: int = 0  # > 0: widen init's main network to this many hidden units, same function, then fit
     class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
+    rank: float = 0.0  # > 0: weight of the sibling (ranking) loss on grouped rows, see fit
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -165,18 +170,33 @@ def _chunk_path(out: Path, k: int) -> Path:
 
 def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.random.Generator) -> NDArray[np.int8]:
     """``(chunk_size, 26)`` positions before a roll, each from its side on roll's view, from 1-ply self-play."""
+    return sample_groups(evaluator, cfg, rng)[0]
+
+
+def sample_groups(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.random.Generator,
+                  ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """:func:`sample_positions` and each row's group: rows with one group number are plays of one roll.
+
+    With ``candidates`` the kept plays of one roll (each from the opponent's view, before its roll)
+    share a group number, so a fit can compare siblings (``rank`` in :func:`fit`); without, every row
+    is its own group.  Groups number from 0 in the order sampled.
+    """
     g = cfg.parallel
     boards = np.tile(START, (g, 1))
     turn = np.zeros(g, dtype=np.int64)
     got: list[NDArray[np.int8]] = []
+    groups: list[NDArray[np.int64]] = []
     n = 0
+    step = 0
     db = evaluator.db
     wanted = class_codes(cfg.classes)
     holding = HOLDING in [c.strip() for c in cfg.classes.split(",")]
     while n < cfg.chunk_size:
         keep = rng.random(g) < cfg.keep
         if keep.any() and not cfg.candidates:
-            n += _add(got, boards[keep], db, wanted, holding)
+            k = _add(got, boards[keep], db, wanted, holding)
+            groups.append(n + np.arange(k, dtype=np.int64))
+            n += k
         dice = reroll_opening_doubles(rng, rng.integers(1, 7, size=(g, 2)), turn == 0)
         succ, parent = successors_batch(boards, dice)
         value = -equity(evaluator(succ))
@@ -184,7 +204,11 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
             top = _top_plays(value, parent, keep, cfg.candidates)
             if cfg.mine:
                 top = _disputed(evaluator, succ, parent, top)
-            n += _add(got, succ[top], db, wanted, holding)
+            need = _needed(succ[top], db, wanted, holding)
+            got.append(succ[top][need])
+            groups.append(step * g + parent[top][need])
+            n += int(need.sum())
+        step += 1
         wild = rng.random(g) < cfg.explore
         value = np.where(wild[parent], rng.random(len(value)), value)
         choice = segment_argmax(value, parent, g)
@@ -194,7 +218,9 @@ def sample_positions(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.r
         ended |= turn >= MAX_TURNS
         boards[ended] = START
         turn[ended] = 0
-    return np.concatenate(got)[: cfg.chunk_size]
+    rows = np.concatenate(got)[: cfg.chunk_size]
+    _, group = np.unique(np.concatenate(groups)[: cfg.chunk_size], return_inverse=True)
+    return rows, group.astype(np.int64)
 
 
 #: ``classes`` names that are not a :class:`~bgbot.rules.position.PositionClass` but a kind of contact position
@@ -239,14 +265,20 @@ def _add(got: list[NDArray[np.int8]], boards: NDArray[np.int8], db: BearoffDB,
 
     ``holding``: rows of :func:`holding_mask` are wanted too (with ``wanted`` empty, only they).
     """
+    rows = boards[_needed(boards, db, wanted, holding)]
+    got.append(rows)
+    return len(rows)
+
+
+def _needed(boards: NDArray[np.int8], db: BearoffDB, wanted: NDArray[np.int8] | None = None,
+            holding: bool = False) -> NDArray[np.bool_]:
+    """The rows :func:`_add` keeps."""
     done, _ = terminal_probs(boards)
     need = ~done & ~db.is_bearoff(boards)
     if wanted is not None:
         kind = np.isin(classify_boards(boards), wanted)
         need &= (kind | holding_mask(boards)) if holding else kind
-    rows = boards[need]
-    got.append(rows)
-    return len(rows)
+    return need
 
 
 def record_positions(cfg: GenerateConfig, db: BearoffDB) -> NDArray[np.int8]:
@@ -381,7 +413,7 @@ def generate(
         path = _chunk_path(out, todo[i])
         with atomic_open(path) as f:
             np.savez(f, boards=_unpack(result["boards"]), labels=_unpack(result["labels"]),
-                     seconds=np.float64(result["seconds"]))
+                     groups=_unpack(result["groups"]), seconds=np.float64(result["seconds"]))
         bar.update(1)
     bar.close()
     return len(todo)
@@ -399,7 +431,11 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
         raise ConfigError(f"task seed {seed!r} is not the config's seed {cfg.seed!r}")
     rng = np.random.default_rng([cfg.seed, int(payload["chunk"])])  # type: ignore[call-overload]
     t0 = time.perf_counter()
-    boards = _unpack(payload["boards"]) if "boards" in payload else sample_positions(evaluator, cfg, rng)
+    if "boards" in payload:
+        boards = _unpack(payload["boards"])
+        groups = np.arange(len(boards), dtype=np.int64)
+    else:
+        boards, groups = sample_groups(evaluator, cfg, rng)
     if cfg.label == "rollout":
         settings = rollout_settings(cfg, int(payload["chunk"]))  # type: ignore[call-overload]
         labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)  # noise independent per position
@@ -408,7 +444,8 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
         if cfg.step != 1.0:
             deep = cfg.step * deep + (1.0 - cfg.step) * lookahead_probs(evaluator, boards, cfg.base)
         labels = deep.astype(np.float32)
-    return {"boards": _pack(boards), "labels": _pack(labels), "seconds": time.perf_counter() - t0}
+    return {"boards": _pack(boards), "labels": _pack(labels), "groups": _pack(groups),
+            "seconds": time.perf_counter() - t0}
 
 
 def rollout_settings(cfg: GenerateConfig, chunk: int) -> RolloutSettings:
@@ -448,6 +485,26 @@ def load_chunks(data: str | Path) -> tuple[NDArray[np.int8], NDArray[np.float32]
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ks)
 
 
+def load_groups(data: str | Path) -> NDArray[np.int64]:
+    """Each row's group, in :func:`load_chunks`' order: rows of one group are the plays of one roll.
+
+    Group numbers are unique across the folder's chunks; rows of chunks written before groups were
+    stored (or of ``records``) are each a group of their own.
+    """
+    files = sorted((Path(data) / "data").glob("chunk-*.npz"))
+    out: list[NDArray[np.int64]] = []
+    top = 0
+    for f in files:
+        with np.load(f, allow_pickle=False) as z:
+            n = len(z["labels"])
+            g = z["groups"].astype(np.int64) if "groups" in z.files else np.arange(n, dtype=np.int64)
+        if g.shape != (n,) or (n and g.min() < 0):
+            raise ConfigError(f"{str(f)!r}: its groups do not match its {n} rows")
+        out.append(g + top)
+        top += int(g.max()) + 1 if n else 0
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def _rows_of(boards: NDArray[np.int8], net_name: str, class_nets: dict[str, ValueNet]) -> NDArray[np.bool_]:
     """Which rows ``net_name`` answers in a model with ``class_nets`` (as NetEvaluator routes them: CLASS_NETS)."""
     cls = classify_boards(boards)
@@ -456,9 +513,48 @@ def _rows_of(boards: NDArray[np.int8], net_name: str, class_nets: dict[str, Valu
     return ~np.isin(cls, [code for name in class_nets for code in CLASS_NETS[name]])
 
 
-def _bce(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> float:
+def _torch_equity(p: torch.Tensor) -> torch.Tensor:
+    """Cubeless equity of ``(B, 5)`` probabilities (:func:`bgbot.eval.evaluate.equity`), side on roll's view."""
+    return 2.0 * p[:, 0] - 1.0 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
+
+
+def sibling_loss(logits: torch.Tensor, y: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+    """The ranking loss: squared error of each row's equity measured from its group's mean, summed over rows.
+
+    Rows of one ``group`` are plays of one roll (each from the opponent's view, so the mover's
+    equity is minus it; the sign does not matter to a deviation).  A play is chosen by its equity
+    against its siblings', so this is the part of the network's values a checker play reads; a row
+    alone in its group contributes 0.  ``group`` holds numbers ``0 .. G-1`` (``torch.unique``'s inverse).
+    """
+    n_groups = int(group.max().item()) + 1 if len(group) else 0
+    size = torch.zeros(n_groups, dtype=logits.dtype).index_add_(0, group, torch.ones_like(logits[:, 0]))
+    d = _torch_equity(torch.sigmoid(logits)) - _torch_equity(y)  # centring the difference centres both
+    mean = torch.zeros(n_groups, dtype=logits.dtype).index_add_(0, group, d) / size
+    return ((d - mean[group]) ** 2).sum()
+
+
+def _fit_loss(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, group: torch.Tensor | None,
+              rank: float) -> torch.Tensor:
+    """The weighted cross-entropy plus ``rank`` times :func:`sibling_loss` a row (both means over the batch)."""
+    logits = net(x)
+    loss = _weighted_bce(logits, y, w)
+    if rank and group is not None:
+        _, inverse = torch.unique(group, return_inverse=True)
+        loss = loss + rank * sibling_loss(logits, y, inverse) / len(x)
+    return loss
+
+
+def _holdout_loss(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, group: torch.Tensor,
+                  rank: float) -> dict[str, float]:
+    """Held-out cross-entropy and, with ``rank``, the sibling loss a row and the fit's combined loss."""
     with torch.inference_mode():
-        return _weighted_bce(net(x), y, w).item()
+        logits = net(x)
+        bce = _weighted_bce(logits, y, w).item()
+        if not rank:
+            return {"holdout_bce": bce}
+        _, inverse = torch.unique(group, return_inverse=True)
+        sib = sibling_loss(logits, y, inverse).item() / max(len(x), 1)
+    return {"holdout_bce": bce, "holdout_sibling": sib, "holdout_loss": bce + rank * sib}
 
 
 def _weighted_bce(logits: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -485,6 +581,7 @@ def fit(
     fresh_seed: int = 5,
     class_nets_from: str | Path = "",
     widen: int = 0,
+    rank: float = 0.0,
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -502,7 +599,15 @@ def fit(
     starts from init's main network grown to ``widen`` hidden units by :func:`widen_net` (the same
     function at the start, seeded by ``fresh_seed``), so the fit has room to learn new positions without
     unlearning old ones.
+
+    ``rank > 0`` adds ``rank`` times :func:`sibling_loss` to the cross-entropy: on rows stored in
+    groups (the plays of one roll, ``candidates`` in :class:`GenerateConfig`), the error of each
+    play's equity measured from its siblings' mean, the part of the values a 1-ply choice reads.
+    Batches then hold whole groups (shuffled by group), and the best epoch is the one with the least
+    held-out combined loss.
     """
+    if not (isinstance(rank, int | float) and np.isfinite(rank) and rank >= 0):
+        raise ConfigError(f"rank {rank!r}: the sibling loss's weight is a number >= 0")
     if net_name != "main" and net_name not in CLASS_NETS:
         raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
     if fresh < 0 or (fresh and net_name != "main"):
@@ -533,6 +638,9 @@ def fit(
     if len(weights) != len(dirs) or not all(np.isfinite(w) and w > 0 for w in weights):
         raise ConfigError(f"weights {weights!r} must be one positive number per data folder ({len(dirs)})")
     parts = [load_chunks(d) for d in dirs]
+    group_parts = [load_groups(d) for d in dirs]
+    tops = np.cumsum([0] + [int(g.max()) + 1 if len(g) else 0 for g in group_parts])
+    groups = np.concatenate([g + t for g, t in zip(group_parts, tops, strict=False)])
     row_w = np.concatenate([np.full(len(p[0]), w, dtype=np.float32) for p, w in zip(parts, weights, strict=True)])
     boards = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
@@ -540,7 +648,7 @@ def fit(
     mine = _rows_of(boards, net_name, class_nets)
     if not mine.any():
         raise ConfigError(f"no rows of {[str(d) for d in dirs]} belong to the {net_name!r} network")
-    boards, labels, chunk, row_w = boards[mine], labels[mine], chunk[mine], row_w[mine]
+    boards, labels, chunk, row_w, groups = boards[mine], labels[mine], chunk[mine], row_w[mine], groups[mine]
     rng = np.random.default_rng(seed)
     ids = np.unique(chunk)
     n_hold = max(1, round(holdout * len(ids))) if len(ids) > 1 else 0
@@ -548,19 +656,25 @@ def fit(
     hold = np.isin(chunk, hold_ids)
     if n_hold == 0:  # one chunk: hold out 5% of its rows
         hold = rng.random(len(boards)) < holdout
-    xtr, ytr, wtr = boards[~hold], labels[~hold], row_w[~hold]
+    xtr, ytr, wtr, gtr = boards[~hold], labels[~hold], row_w[~hold], groups[~hold]
     xho = torch.from_numpy(encode(boards[hold], version))
     yho = torch.from_numpy(labels[hold])
     who = torch.from_numpy(row_w[hold])
+    gho = torch.from_numpy(groups[hold])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    history = [{"epoch": 0, "holdout_bce": _bce(net, xho, yho, who)}]
-    best = history[0]["holdout_bce"]
+    score = "holdout_loss" if rank else "holdout_bce"
+    history: list[dict[str, float]] = [{"epoch": 0, **_holdout_loss(net, xho, yho, who, gho, rank)}]
+    best = history[0][score]
     best_path = out / "refined.pt"
     base_games = int(start.data.get("games_trained", 0))
     for ep in range(1, epochs + 1):
-        order = rng.permutation(len(xtr))
+        if rank:  # whole groups in a batch, groups shuffled
+            _, gid = np.unique(gtr, return_inverse=True)
+            order = np.argsort(rng.permutation(int(gid.max()) + 1)[gid], kind="stable")
+        else:
+            order = rng.permutation(len(xtr))
         net.train()
         total = 0.0
         bar = tqdm(range(0, len(order), batch), desc=f"fit epoch {ep}", unit="batch", disable=not progress,
@@ -569,27 +683,28 @@ def fit(
             sel = order[lo : lo + batch]
             x = torch.from_numpy(encode(xtr[sel], version))
             y = torch.from_numpy(ytr[sel])
-            loss = _weighted_bce(net(x), y, torch.from_numpy(wtr[sel]))
+            loss = _fit_loss(net, x, y, torch.from_numpy(wtr[sel]), torch.from_numpy(gtr[sel]), rank)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             total += loss.item() * len(sel)
         net.eval()
-        rec = {"epoch": ep, "train_bce": total / max(len(xtr), 1), "holdout_bce": _bce(net, xho, yho, who)}
+        rec = {"epoch": ep, "train_loss" if rank else "train_bce": total / max(len(xtr), 1),
+               **_holdout_loss(net, xho, yho, who, gho, rank)}
         history.append(rec)
         print(json.dumps(rec), flush=True)
-        if rec["holdout_bce"] < best:
-            best = rec["holdout_bce"]
+        if rec[score] < best:
+            best = rec[score]
             save_checkpoint(
                 best_path, main_net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
                     "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed, "widen": widen,
                     "class_nets_from": str(class_nets_from),
-                    "positions": len(xtr), "seed": seed}},
+                    "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {})}},
                 games_trained=base_games, last_eval="",
             )
     summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
-               "history": history, "best_holdout_bce": best}
+               "history": history, f"best_{score}": best}
     write_text_atomic(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
         raise CheckpointError(f"no epoch improved the held-out loss of {str(init)!r}: nothing written")
@@ -723,7 +838,8 @@ def main(argv: list[str] | None = None) -> None:
         fc = dataclasses.replace(fit_cfg, **given)
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
-                      fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen)
+                      fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen,
+                      rank=fc.rank)
         print(json.dumps(summary, indent=1))
 
 
