@@ -642,3 +642,35 @@ def test_a_rank_fit_orders_siblings_better_than_a_plain_fit(tmp_path: Path, init
     assert sib(tmp_path / "ranked" / "refined.pt") < sib(tmp_path / "plain" / "refined.pt")
     with pytest.raises(ConfigError, match="rank"):
         fit(init, tmp_path / "g", tmp_path / "bad", rank=-1.0, progress=False)
+
+
+def test_sibling_agreement_scores_a_networks_1ply_picks_against_the_labels_best_play(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+    import subprocess
+    import sys
+
+    from bgbot.eval.evaluate import equity
+    from training.refine import load_groups
+
+    cfg = dataclasses.replace(CFG, candidates=3, keep=0.3)
+    generate(init, tmp_path / "g", 1, cfg, progress=False)
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sibling_agreement.py"
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "g"), str(init), str(init)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # the same figures by hand: per roll, the play init's 1-ply likes best against the labels' best
+    boards, labels, _ = load_chunks(tmp_path / "g")
+    groups = load_groups(tmp_path / "g")
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    mine, theirs = -equity(np.asarray(ev(boards), dtype=np.float64)), -equity(labels.astype(np.float64))
+    rolls = [np.flatnonzero(groups == g) for g in np.unique(groups) if (groups == g).sum() >= 2]
+    lost = [theirs[r].max() - theirs[r[np.argmax(mine[r])]] for r in rolls]
+    agree = np.mean([np.argmax(mine[r]) == np.argmax(theirs[r]) for r in rolls])
+    first, one, two = proc.stdout.strip().splitlines()
+    assert first.startswith(f"{tmp_path / 'g'}: {len(rolls)} rolls")
+    assert f"agrees {agree * 100:.1f}%" in one and f"gives up {np.mean(lost) * 1000:.3f} +-" in one
+    assert "minus the first +0.000 +- 0.000" in two
+    generate(init, tmp_path / "plain", 1, CFG, progress=False)  # one play a row: nothing to choose
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "plain"), str(init)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "generate it with candidates" in proc.stderr
