@@ -644,7 +644,7 @@ def test_a_rank_fit_orders_siblings_better_than_a_plain_fit(tmp_path: Path, init
         fit(init, tmp_path / "g", tmp_path / "bad", rank=-1.0, progress=False)
 
 
-def test_sibling_agreement_scores_a_networks_1ply_picks_against_the_labels_best_play(tmp_path: Path, init: Path) -> None:
+def test_sibling_agreement_scores_1ply_picks_against_the_labels_best_play(tmp_path: Path, init: Path) -> None:
     import dataclasses
     import subprocess
     import sys

@@ -603,8 +603,9 @@ def fit(
     ``rank > 0`` adds ``rank`` times :func:`sibling_loss` to the cross-entropy: on rows stored in
     groups (the plays of one roll, ``candidates`` in :class:`GenerateConfig`), the error of each
     play's equity measured from its siblings' mean, the part of the values a 1-ply choice reads.
-    Batches then hold whole groups (shuffled by group), and the best epoch is the one with the least
-    held-out combined loss.
+    Batches then take a group's rows together (groups shuffled; a group cut by a batch boundary counts
+    as two), the sibling loss is not scaled by ``weights``, and the best epoch is the one with the
+    least held-out combined loss.
     """
     if not (isinstance(rank, int | float) and np.isfinite(rank) and rank >= 0):
         raise ConfigError(f"rank {rank!r}: the sibling loss's weight is a number >= 0")
