@@ -546,14 +546,16 @@ def _fit_loss(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, 
 
 def _holdout_loss(net: ValueNet, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, group: torch.Tensor,
                   rank: float) -> dict[str, float]:
-    """Held-out cross-entropy and, with ``rank``, the sibling loss a row and the fit's combined loss."""
+    """Held-out cross-entropy and, with ``rank``, the sibling loss a row and the fit's combined loss.
+
+    ``group`` numbers the rows' groups ``0 .. G-1`` (as :func:`sibling_loss` wants them).
+    """
     with torch.inference_mode():
         logits = net(x)
         bce = _weighted_bce(logits, y, w).item()
         if not rank:
             return {"holdout_bce": bce}
-        _, inverse = torch.unique(group, return_inverse=True)
-        sib = sibling_loss(logits, y, inverse).item() / max(len(x), 1)
+        sib = sibling_loss(logits, y, group).item() / max(len(x), 1)
     return {"holdout_bce": bce, "holdout_sibling": sib, "holdout_loss": bce + rank * sib}
 
 
@@ -661,7 +663,8 @@ def fit(
     xho = torch.from_numpy(encode(boards[hold], version))
     yho = torch.from_numpy(labels[hold])
     who = torch.from_numpy(row_w[hold])
-    gho = torch.from_numpy(groups[hold])
+    gho = torch.from_numpy(np.unique(groups[hold], return_inverse=True)[1].astype(np.int64))
+    gid = np.unique(gtr, return_inverse=True)[1] if rank else gtr  # with rank: the groups numbered 0 .. G-1
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -672,7 +675,6 @@ def fit(
     base_games = int(start.data.get("games_trained", 0))
     for ep in range(1, epochs + 1):
         if rank:  # whole groups in a batch, groups shuffled
-            _, gid = np.unique(gtr, return_inverse=True)
             order = np.argsort(rng.permutation(int(gid.max()) + 1)[gid], kind="stable")
         else:
             order = rng.permutation(len(xtr))

@@ -8,8 +8,8 @@
 #
 # The pit-loop labels are session 18's round "g10" (seeds 306, 3104, 2706); the sibling labels are seed 3401.
 # Needs gnubg (/usr/games/gnubg) for the games.  Label folders resume where they stopped when the script is
-# run again; the pit, the fit and the gate are redone.  About 75 min on 2 cores (BENCHMARKS.md, session 19):
-# damped labels 5 min, games 1 min, rollouts 35 min, sibling labels 31 min, fit 3 min; the gate 25 min more.
+# run again; the pit, the fits and the gate are redone.  About 80 min on 2 cores (BENCHMARKS.md, sessions 18-19):
+# the pit-loop round 40 min, sibling labels 39 min, fit 3 min; the gate 20-25 min more.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 G8=${1:-checkpoints/bgbot-gen8.pt}
@@ -18,20 +18,14 @@ PY=${PYTHON:-.venv/bin/python}
 BGBOT=${BGBOT:-.venv/bin/bgbot}
 mkdir -p "$OUT"
 stamp() { echo "$(date -u +%FT%T) $*" | tee -a "$OUT/times.log"; }
-gen() { $PY -m training.refine generate --workers 2 "$@"; }
-stamp "damped 2-ply labels of generation 8's self-play"
-gen --config configs/refine/2ply-main-roll.toml --model "$G8" --out "$OUT/roll" --chunks 28 --seed 3104
-stamp "generation 8's games against gnubg 0-ply"
-$BGBOT pit "bgbot:ply=1,checkpoint=$G8" gnubg:ply=0 --no-cube --games 2000 --workers 2 --seed 306 \
-  --save-games "$OUT/recs" --out "$OUT/recs.json"
-stamp "rollout labels of their positions"
-gen --config configs/refine/rollout-pit.toml --model "$G8" --records "$OUT/recs" --out "$OUT/ro-pit" --chunks 140 \
-  --seed 2706
+stamp "one round of the pit loop's labels from generation 8 (its own fit is not used)"
+PYTHON=$PY BGBOT=$BGBOT training/recipes/pit_round.sh "$G8" "$OUT/round" 306 3104 2706
 stamp "2-ply values of the six best plays of a roll, by roll"
-gen --config configs/refine/2ply-rank.toml --model "$G8" --out "$OUT/rank" --chunks 240 --seed 3401
+$PY -m training.refine generate --workers 2 --config configs/refine/2ply-rank.toml --model "$G8" --out "$OUT/rank" \
+  --chunks 240 --seed 3401
 stamp "fit with the sibling loss"
 $PY -m training.refine fit --config configs/refine/2ply-rank.toml --init "$G8" --net main --out "$OUT/fit" \
-  --data "$OUT/roll" "$OUT/ro-pit" "$OUT/rank"
+  --data "$OUT/round/roll" "$OUT/round/ro-pit" "$OUT/rank"
 stamp "gate against generation 8"
 $PY -m training.gate "$OUT/fit/refined.pt" --name gen9-recipe --parent "$G8" --games 200000 --seed 11 \
   --workers 2 --yardstick 10000 --record "$OUT/gates.jsonl"
