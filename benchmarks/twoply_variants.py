@@ -1,0 +1,104 @@
+"""Two cheap changes to 2-ply checker play, measured against gnubg 2-ply without training anything.
+
+* **Blend**: choose among the candidates that reached 2-ply by ``w * (1-ply equity) + (1 - w) * (2-ply
+  equity)`` instead of the 2-ply equity alone (an odd/even-ply average: 1-ply values a play with the
+  opponent on roll, 2-ply with us on roll, and a network's bias can differ between the two).
+* **Filters**: the move filter after 1-ply (which candidates go on to 2-ply), by gnubg's preset names
+  (``bgbot.engine.search.FILTER_PRESETS``; "normal" is bgbot's default).
+
+Both from the side on roll's view, cubeless money equity, as ``checker_error.py`` measures 2-ply.  For each
+variant the script prints the mean error against the file's gnubg 2-ply values in millipoints and its
+difference from the default (w = 0, "normal"), paired by position, with a standard error.  The reference
+is gnubg 2-ply (XG's 3-ply), not play: a variant that lowers this error still has to win a pit.
+
+    python benchmarks/twoply_variants.py --data tests/data/benchmark/checker-3000.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from _common import ROOT
+
+from bgbot.engine.api import Engine
+from bgbot.engine.search import DEFAULT_FILTERS, FILTER_PRESETS
+from bgbot.errors import BgbotError
+from bgbot.rules.position import Position
+
+
+def loss(row: dict, choice: str) -> float:
+    """Equity the choice gives up against the row's best by gnubg 2-ply (a play not listed counts as the worst)."""
+    eqs = {m["result"]: m["equity"] for m in row["moves"]}
+    return row["moves"][0]["equity"] - eqs.get(choice, min(eqs.values()))
+
+
+def blend_losses(engine: Engine, rows: Sequence[dict], weights: Sequence[float]) -> dict[float, list[float]]:
+    """Per weight ``w``, the loss of each row's choice by ``w * 1-ply + (1 - w) * 2-ply`` among 2-ply's candidates."""
+    out: dict[float, list[float]] = {w: [] for w in weights}
+    for row in rows:
+        pos = Position.from_id(row["position"])
+        two = engine.best_move(pos, row["dice"], 2, cubeless=True)
+        one = {c.result.gnubg_id(): c.equity for c in engine.best_move(pos, row["dice"], 1, cubeless=True).candidates}
+        kept = [(c.result.gnubg_id(), c.equity) for c in two.candidates if c.ply == 2]
+        if not kept:  # one legal play (or none): nothing went deeper
+            kept = [(two.best.result.gnubg_id(), 0.0)]
+        for w in weights:
+            out[w].append(loss(row, max(kept, key=lambda t: w * one[t[0]] + (1 - w) * t[1])[0]))
+    return out
+
+
+def filter_losses(model: str | None, rows: Sequence[dict], name: str) -> list[float]:
+    """The loss of each row's 2-ply choice with the named first move filter."""
+    engine = Engine.load(model, filters=(FILTER_PRESETS[name], *DEFAULT_FILTERS[1:]))
+    out = []
+    for row in rows:
+        a = engine.best_move(Position.from_id(row["position"]), row["dice"], 2, cubeless=True)
+        out.append(loss(row, a.best.result.gnubg_id()))
+    return out
+
+
+def line(label: str, values: list[float], base: list[float]) -> str:
+    diff = [a - b for a, b in zip(values, base, strict=True)]
+    se = statistics.stdev(diff) / math.sqrt(len(diff)) if len(diff) > 1 else 0.0
+    mean = 1000 * statistics.fmean(values)
+    return f"{label:<16} {mean:6.3f} mp   minus default {1000 * statistics.fmean(diff):+.3f} ± {1000 * se:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=ROOT / "tests/data/benchmark/checker-3000.jsonl")
+    ap.add_argument("--model", default=None, help="checkpoint or .npz (default: the shipped model)")
+    ap.add_argument("--blend", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5], help="1-ply weights to try")
+    ap.add_argument("--filters", nargs="+", default=["tiny", "large", "huge"], choices=sorted(FILTER_PRESETS))
+    args = ap.parse_args(argv)
+    try:
+        rows = [json.loads(text) for text in args.data.read_text().splitlines() if text.strip()]
+        if not rows:
+            raise BgbotError(f"no positions in {args.data}")
+        start = time.perf_counter()
+        engine = Engine.load(args.model)
+        blends = blend_losses(engine, rows, [0.0, *args.blend])
+        base = blends[0.0]
+        model = args.model or "shipped"
+        print(f"{len(rows)} positions of {args.data}, model {model}; error against gnubg 2-ply, 1 se paired")
+        print(line("2-ply (default)", base, base))
+        for w in args.blend:
+            print(line(f"blend w={w:g}", blends[w], base))
+        for name in args.filters:
+            print(line(f"filter {name}", filter_losses(args.model, rows, name), base))
+        print(f"({time.perf_counter() - start:.0f} s)")
+    except (BgbotError, OSError, json.JSONDecodeError) as exc:
+        print(f"twoply_variants: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
