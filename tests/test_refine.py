@@ -670,6 +670,13 @@ def test_sibling_agreement_scores_1ply_picks_against_the_labels_best_play(tmp_pa
     assert first.startswith(f"{tmp_path / 'g'}: {len(rolls)} rolls")
     assert f"agrees {agree * 100:.1f}%" in one and f"gives up {np.mean(lost) * 1000:.3f} +-" in one
     assert "minus the first +0.000 +- 0.000" in two
+    # picking by the network's own 2-ply search reproduces labels that are that search's values
+    assert cfg.depth == 1 and cfg.step == 1.0 and cfg.label == "lookahead"
+    proc = subprocess.run([sys.executable, str(script), "--ply", "2", str(tmp_path / "g"), str(init)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    head, line = proc.stdout.strip().splitlines()
+    assert head.endswith("picks at 2-ply") and "gives up 0.000 +-" in line, proc.stdout
     generate(init, tmp_path / "plain", 1, CFG, progress=False)  # one play a row: nothing to choose
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "plain"), str(init)],
                           capture_output=True, text=True, timeout=300)
