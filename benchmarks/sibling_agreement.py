@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     try:
         run(args.data, args.checkpoints, args.ply)
-    except BgbotError as exc:
+    except (BgbotError, OSError) as exc:
         sys.exit(f"sibling_agreement: {exc}")
 
 
