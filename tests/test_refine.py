@@ -250,11 +250,12 @@ def test_the_shipped_presets_load(name: str) -> None:
     assert (gen.depth, gen.mine) == ((2, True) if "3ply" in name else (1, False))
 
 
-def test_the_rank_preset_stores_groups_of_six_plays_and_fits_their_differences() -> None:
+@pytest.mark.parametrize(("name", "depth"), [("2ply-rank", 1), ("3ply-rank", 2)])
+def test_the_rank_presets_store_groups_of_six_plays_and_fit_their_differences(name: str, depth: int) -> None:
     from training.refine import load_preset
 
-    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / "2ply-rank.toml")
-    assert (gen.candidates, gen.depth, gen.step, gen.mine, gen.classes) == (6, 1, 1.0, False, "contact")
+    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / f"{name}.toml")
+    assert (gen.candidates, gen.depth, gen.step, gen.mine, gen.classes) == (6, depth, 1.0, False, "contact")
     assert fc.rank > 0
 
 
