@@ -28,13 +28,9 @@ sys.path.insert(0, str(ROOT))
 
 from bgbot.engine.api import Engine
 from bgbot.engine.rollout import RolloutSettings
+from training.gate import choice_loss
 
 DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
-
-
-def loss(row: dict, result: str) -> float:
-    eqs = {m["result"]: m["equity"] for m in row["moves"]}
-    return row["moves"][0]["equity"] - eqs.get(result, min(eqs.values()))
 
 
 def main() -> None:
@@ -78,8 +74,8 @@ def main() -> None:
         seconds["rollout"] += time.perf_counter() - t0
         picks["rollout"] = r.entries[0].result.gnubg_id()
         for k, v in picks.items():
-            losses[k].append(loss(row, v))
-        losses["ceiling"].append(min(loss(row, e.result.gnubg_id()) for e in r.entries))
+            losses[k].append(choice_loss(row, v))
+        losses["ceiling"].append(min(choice_loss(row, e.result.gnubg_id()) for e in r.entries))
         rec = {
             "position": row["position"],
             "dice": row["dice"],

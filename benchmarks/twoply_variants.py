@@ -17,7 +17,6 @@ is gnubg 2-ply (XG's 3-ply), not play: a variant that lowers this error still ha
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -31,12 +30,7 @@ from bgbot.engine.api import Engine
 from bgbot.engine.search import DEFAULT_FILTERS, FILTER_PRESETS
 from bgbot.errors import BgbotError
 from bgbot.rules.position import Position
-
-
-def loss(row: dict, choice: str) -> float:
-    """Equity the choice gives up against the row's best by gnubg 2-ply (a play not listed counts as the worst)."""
-    eqs = {m["result"]: m["equity"] for m in row["moves"]}
-    return row["moves"][0]["equity"] - eqs.get(choice, min(eqs.values()))
+from training.gate import checker_losses, choice_loss, read_benchmark
 
 
 def blend_losses(engine: Engine, rows: Sequence[dict], weights: Sequence[float]) -> dict[float, list[float]]:
@@ -50,18 +44,14 @@ def blend_losses(engine: Engine, rows: Sequence[dict], weights: Sequence[float])
         if not kept:  # one legal play (or none): nothing went deeper
             kept = [(two.best.result.gnubg_id(), 0.0)]
         for w in weights:
-            out[w].append(loss(row, max(kept, key=lambda t: w * one[t[0]] + (1 - w) * t[1])[0]))
+            out[w].append(choice_loss(row, max(kept, key=lambda t: w * one[t[0]] + (1 - w) * t[1])[0]))
     return out
 
 
 def filter_losses(model: str | None, rows: Sequence[dict], name: str) -> list[float]:
     """The loss of each row's 2-ply choice with the named first move filter."""
     engine = Engine.load(model, filters=(FILTER_PRESETS[name], *DEFAULT_FILTERS[1:]))
-    out = []
-    for row in rows:
-        a = engine.best_move(Position.from_id(row["position"]), row["dice"], 2, cubeless=True)
-        out.append(loss(row, a.best.result.gnubg_id()))
-    return out
+    return [x for *_, x in checker_losses(engine, rows, 2)]
 
 
 def line(label: str, values: list[float], base: list[float]) -> str:
@@ -79,9 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--filters", nargs="+", default=["tiny", "large", "huge"], choices=sorted(FILTER_PRESETS))
     args = ap.parse_args(argv)
     try:
-        rows = [json.loads(text) for text in args.data.read_text().splitlines() if text.strip()]
-        if not rows:
-            raise BgbotError(f"no positions in {args.data}")
+        rows = read_benchmark(args.data, "checker")  # the gate's reader: the same checks, the same errors
         start = time.perf_counter()
         engine = Engine.load(args.model)
         blends = blend_losses(engine, rows, [0.0, *args.blend])
@@ -94,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.filters:
             print(line(f"filter {name}", filter_losses(args.model, rows, name), base))
         print(f"({time.perf_counter() - start:.0f} s)")
-    except (BgbotError, OSError, json.JSONDecodeError) as exc:
+    except BgbotError as exc:
         print(f"twoply_variants: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -95,11 +95,19 @@ def checker_losses(engine: Engine, rows: list[dict[str, Any]], ply: int) -> list
     out = []
     for row in rows:
         pos = Position.from_id(row["position"])
-        choice = engine.best_move(pos, row["dice"], ply, cubeless=True)
-        eqs = {m["result"]: m["equity"] for m in row["moves"]}
-        eq = eqs.get(choice.best.result.gnubg_id(), min(eqs.values()))
-        out.append((row["class"], classify(pos) is PositionClass.CRASHED, row["moves"][0]["equity"] - eq))
+        choice = engine.best_move(pos, row["dice"], ply, cubeless=True).best.result.gnubg_id()
+        out.append((row["class"], classify(pos) is PositionClass.CRASHED, choice_loss(row, choice)))
     return out
+
+
+def choice_loss(row: dict[str, Any], result: str) -> float:
+    """The equity a play (``result``: gnubg ID of the position after it) gives up against a checker row's best.
+
+    The row's gnubg 2-ply cubeless equities, from the view of the side on roll; a play the row does not
+    list counts at the worst listed equity (a lower bound on its loss).
+    """
+    eqs = {m["result"]: m["equity"] for m in row["moves"]}
+    return row["moves"][0]["equity"] - eqs.get(result, min(eqs.values()))
 
 
 def checker_error(engine: Engine, rows: list[dict[str, Any]], ply: int) -> dict[str, float]:
