@@ -17,7 +17,14 @@ from bgbot.eval.evaluate import NetEvaluator, equity
 from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
-from training.lookahead_rank import build_replies, fit, lookahead_sibling_loss, two_ply_equity
+from training.lookahead_rank import (
+    build_replies,
+    fit,
+    load_lookahead_preset,
+    lookahead_sibling_loss,
+    main,
+    two_ply_equity,
+)
 from training.refine import GenerateConfig, generate, load_chunks, load_groups
 
 CFG = GenerateConfig(seed=5, chunk_size=96, parallel=16, explore=0.1, keep=0.5, candidates=4)
@@ -73,3 +80,25 @@ def test_a_fit_lowers_the_held_out_2ply_sibling_loss_and_reuses_its_replies(tmp_
                            str(tmp_path / "g"), "--out", str(tmp_path / "cli"), "--holdout-chunks", "5-2"],
                           capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "'5-2'" in proc.stderr
+
+
+def test_the_preset_sets_the_fit_and_the_command_line_overrides_it(tmp_path: Path, init: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    cfg = load_lookahead_preset(root / "configs" / "refine" / "3ply-lookahead.toml")
+    assert cfg.holdout_chunks == "141-160" and cfg.weight > 0 and cfg.epochs >= 1 and cfg.lr > 0
+    with pytest.raises(ConfigError, match="unknown tables"):
+        load_lookahead_preset(root / "configs" / "refine" / "3ply-rank.toml")  # a generate/fit preset
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[lookahead]\nholdout_chunks = "1-2"\nlearning_rate = 0.1\n')
+    with pytest.raises(ConfigError, match="'learning_rate'"):
+        load_lookahead_preset(bad)
+    # the preset holds chunks 141-160 out; these 2 chunks have none, so only the override lets the fit run
+    generate(init, tmp_path / "g", 2, CFG, progress=False)
+    main(["--config", str(root / "configs" / "refine" / "3ply-lookahead.toml"), "--init", str(init), "--data",
+          str(tmp_path / "g"), "--out", str(tmp_path / "f"), "--holdout-chunks", "1-1", "--epochs", "1",
+          "--threads", "1"])
+    refined = load_checkpoint(tmp_path / "f" / "refined.pt").data["config"]["refined"]
+    assert refined["holdout_chunks"] == "1-1" and refined["epochs"] == 1 and refined["weight"] == cfg.weight
+    with pytest.raises(SystemExit, match="'141-160'"):
+        main(["--config", str(root / "configs" / "refine" / "3ply-lookahead.toml"), "--init", str(init), "--data",
+              str(tmp_path / "g"), "--out", str(tmp_path / "f2"), "--threads", "1"])

@@ -14,8 +14,11 @@ positions another class network answers keep their fixed values.  The loss is
 minus its label's equity, plus the cross-entropy of the plays' own (1-ply) values against their
 labels, which keeps the network's values calibrated.
 
-    python -m training.lookahead_rank --init checkpoints/bgbot-default.pt --data runs/rank3 \
-        --holdout-chunks 141-160 --out runs/fit-la
+    python -m training.lookahead_rank --config configs/refine/3ply-lookahead.toml \
+        --init checkpoints/bgbot-default.pt --data runs/rank3 --out runs/fit-la
+
+The preset's ``[lookahead]`` table holds :class:`LookaheadConfig`'s keys; an option given on the
+command line (``--epochs``, ``--lr``, ``--weight``, ``--holdout-chunks``, ...) overrides it.
 
 The replies are computed once per run and cached in ``OUT/replies.npz`` (rebuilt when the data, the
 start or the held-out chunks change); the best held-out epoch is written as ``OUT/refined.pt``
@@ -27,7 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +49,41 @@ from bgbot.rules.dice import ROLL_WEIGHTS
 from training.refine import _rows_of, _torch_equity, _weighted_bce, load_chunks, load_groups
 
 N_ROLLS = len(ROLL_WEIGHTS)
+
+
+@dataclass(frozen=True)
+class LookaheadConfig:
+    """A 2-ply sibling fit's settings: the ``[lookahead]`` table of a preset (``configs/refine/3ply-lookahead.toml``).
+
+    ``holdout_chunks`` ``"FIRST-LAST"`` are scored every epoch and not trained on; ``weight`` multiplies
+    the 2-ply sibling loss against the rows' cross-entropy (with Adam, any weight from about 100 up
+    fits alike: the sibling term's gradient then dominates and the step size is ``lr``'s).
+    """
+
+    holdout_chunks: str = ""
+    epochs: int = 6
+    lr: float = 3e-4
+    groups_per_batch: int = 32
+    weight: float = 100.0
+    seed: int = 1
+
+
+def load_lookahead_preset(path: str | Path) -> LookaheadConfig:
+    """The ``[lookahead]`` table of the TOML preset ``path`` (a ``description`` string may sit beside it).
+
+    An unknown table or key, a wrong type or a file that is not TOML is a :class:`ConfigError` quoting it.
+    """
+    from bgbot.config import build_config, read_toml
+
+    p = Path(path)
+    data = read_toml(p, "preset")
+    extra = set(data) - {"lookahead", "description"}
+    if extra:
+        raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: lookahead")
+    table = data.get("lookahead", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"preset {str(p)!r}: 'lookahead' must be a table, got {table!r}")
+    return build_config(LookaheadConfig, table, source=f"preset {str(p)!r} [lookahead]")
 
 
 @dataclass
@@ -174,8 +212,8 @@ def _load_replies(init: str | Path, data: str | Path, cache: Path,
     return s, chunk
 
 
-def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: str, epochs: int = 4,
-        lr: float = 3e-5, groups_per_batch: int = 32, weight: float = 1.0, seed: int = 1, threads: int = 2,
+def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: str, epochs: int = 6,
+        lr: float = 3e-4, groups_per_batch: int = 32, weight: float = 100.0, seed: int = 1, threads: int = 2,
         cache: str | Path | None = None, progress: bool = True) -> dict[str, object]:
     """Fit ``init``'s main network with :func:`lookahead_sibling_loss` (``weight`` times it plus the cross-entropy).
 
@@ -254,22 +292,28 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
 def main(argv: list[str] | None = None) -> None:
     """``python -m training.lookahead_rank``: see the module's docstring."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", help="a preset with a [lookahead] table (configs/refine/3ply-lookahead.toml)")
     ap.add_argument("--init", required=True, help="the checkpoint to start from (and to choose the replies)")
     ap.add_argument("--data", required=True, help="a label folder stored by roll (generate with candidates)")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--holdout-chunks", required=True, help="FIRST-LAST chunk numbers scored, not trained on")
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--lr", type=float, default=3e-5)
-    ap.add_argument("--groups-per-batch", type=int, default=32)
-    ap.add_argument("--weight", type=float, default=1.0,
-                    help="the 2-ply sibling loss's weight against the cross-entropy")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--holdout-chunks", help="FIRST-LAST chunk numbers scored, not trained on")
+    ap.add_argument("--epochs", type=int)
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--groups-per-batch", type=int)
+    ap.add_argument("--weight", type=float, help="the 2-ply sibling loss's weight against the cross-entropy")
+    ap.add_argument("--seed", type=int)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache", default="", help="where the replies are cached (default OUT/replies.npz)")
     args = ap.parse_args(argv)
     try:
-        fit(args.init, args.data, args.out, holdout_chunks=args.holdout_chunks, epochs=args.epochs, lr=args.lr,
-            groups_per_batch=args.groups_per_batch, weight=args.weight, seed=args.seed, threads=args.threads,
+        cfg = load_lookahead_preset(args.config) if args.config else LookaheadConfig()
+        given = {k: getattr(args, k) for k in ("holdout_chunks", "epochs", "lr", "groups_per_batch", "weight", "seed")
+                 if getattr(args, k) is not None}
+        cfg = replace(cfg, **given)
+        if not cfg.holdout_chunks:
+            raise ConfigError("no held-out chunks: give --holdout-chunks FIRST-LAST or a preset that sets them")
+        fit(args.init, args.data, args.out, holdout_chunks=cfg.holdout_chunks, epochs=cfg.epochs, lr=cfg.lr,
+            groups_per_batch=cfg.groups_per_batch, weight=cfg.weight, seed=cfg.seed, threads=args.threads,
             cache=args.cache or None)
     except BgbotError as e:
         raise SystemExit(f"error: {e}") from None
