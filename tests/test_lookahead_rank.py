@@ -18,6 +18,7 @@ from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
 from training.lookahead_rank import (
+    anchor_loss,
     build_replies,
     fit,
     load_lookahead_preset,
@@ -102,3 +103,24 @@ def test_the_preset_sets_the_fit_and_the_command_line_overrides_it(tmp_path: Pat
     with pytest.raises(SystemExit, match="'141-160'"):
         main(["--config", str(root / "configs" / "refine" / "3ply-lookahead.toml"), "--init", str(init), "--data",
               str(tmp_path / "g"), "--out", str(tmp_path / "f2"), "--threads", "1"])
+
+
+def test_the_anchor_holds_the_network_near_its_start(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(12)
+    teacher = save_checkpoint(tmp_path / "teacher.pt", ValueNet(ModelSpec(3, (8,))))
+    generate(teacher, tmp_path / "g", 3, dataclasses.replace(CFG, chunk_size=192), progress=False)
+    moved = {}
+    for a in (1e-4, 0.1):
+        got = fit(init, tmp_path / "g", tmp_path / f"a{a}", holdout_chunks="2-2", epochs=2, lr=3e-3, groups_per_batch=8,
+                  weight=20.0, anchor=a, progress=False, cache=tmp_path / "replies.npz")
+        hist = got["history"]
+        assert hist[0]["holdout_anchor"] == pytest.approx(0.0, abs=1e-9)  # type: ignore[index]  # the start itself
+        moved[a] = hist[-1]["holdout_anchor"]  # type: ignore[index]
+    assert 0 < moved[0.1] < 0.1 * moved[1e-4]
+    s = build_replies(init, *load_chunks(tmp_path / "g")[:2], load_groups(tmp_path / "g"), progress=False)
+    net = load_checkpoint(init).net
+    with torch.inference_mode():
+        ref = equity(NetEvaluator(load_model(init).net)(s.boards)).astype(np.float32)
+        assert anchor_loss(net, s, 3, ref).item() == pytest.approx(0.0, abs=1e-6)  # the start has not moved
+    with pytest.raises(ConfigError, match=r"--anchor -1\.0"):
+        fit(init, tmp_path / "g", tmp_path / "bad", holdout_chunks="2-2", anchor=-1.0, progress=False)

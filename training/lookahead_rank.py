@@ -57,10 +57,12 @@ class LookaheadConfig:
 
     ``holdout_chunks`` ``"FIRST-LAST"`` are scored every epoch and not trained on; ``weight`` multiplies
     the 2-ply sibling loss against the rows' cross-entropy (with Adam, any weight from about 100 up
-    fits alike: the sibling term's gradient then dominates and the step size is ``lr``'s).
+    fits alike: the sibling term's gradient then dominates and the step size is ``lr``'s); ``anchor``
+    multiplies :func:`anchor_loss` (0: off).
     """
 
     holdout_chunks: str = ""
+    anchor: float = 0.0
     epochs: int = 6
     lr: float = 3e-4
     groups_per_batch: int = 32
@@ -185,6 +187,28 @@ def lookahead_sibling_loss(net: ValueNet, s: ReplySet, version: int) -> tuple[to
     return sib, bce
 
 
+def anchor_loss(net: ValueNet, s: ReplySet, version: int, row_ref: NDArray[np.float32]) -> torch.Tensor:
+    """How far ``net`` has moved from the starting network, summed over rows: squared equity change.
+
+    Each row the main network answers counts its own (1-ply) equity's change from ``row_ref`` (the
+    starting network's equity of ``s.boards``, the opponent's view) plus the mean over its 21 leaves of
+    theirs from ``s.leaf_probs`` (the mover's view).  Weighted into the fit, it keeps 1-ply choices and
+    the values cube decisions read near the start while the 2-ply sibling loss reorders plays.
+    """
+    total = torch.zeros(())
+    main = s.row_main & ~s.row_done
+    if main.any():
+        x = torch.from_numpy(encode(s.boards[main], version))
+        now = _torch_equity(consistent(torch.sigmoid(net(x))))
+        total = total + ((now - torch.from_numpy(row_ref[main])) ** 2).sum()
+    if s.trainable.any():
+        x = torch.from_numpy(encode(s.leaves[s.trainable], version))
+        now = _torch_equity(consistent(torch.sigmoid(net(x))))
+        ref = torch.from_numpy(equity(s.leaf_probs[s.trainable]).astype(np.float32))
+        total = total + ((now - ref) ** 2).sum() / N_ROLLS
+    return total
+
+
 def _chunk_range(text: str) -> tuple[int, int]:
     try:
         lo, _, hi = text.partition("-")
@@ -213,9 +237,10 @@ def _load_replies(init: str | Path, data: str | Path, cache: Path,
 
 
 def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: str, epochs: int = 6,
-        lr: float = 3e-4, groups_per_batch: int = 32, weight: float = 100.0, seed: int = 1, threads: int = 2,
-        cache: str | Path | None = None, progress: bool = True) -> dict[str, object]:
-    """Fit ``init``'s main network with :func:`lookahead_sibling_loss` (``weight`` times it plus the cross-entropy).
+        lr: float = 3e-4, groups_per_batch: int = 32, weight: float = 100.0, anchor: float = 0.0, seed: int = 1,
+        threads: int = 2, cache: str | Path | None = None, progress: bool = True) -> dict[str, object]:
+    """Fit ``init``'s main network with :func:`lookahead_sibling_loss` (``weight`` times it plus the cross-entropy,
+    plus ``anchor`` times :func:`anchor_loss`).
 
     Chunks ``holdout_chunks`` (``"FIRST-LAST"``) of ``data`` are held out and scored every epoch; the
     epoch with the least held-out combined loss is written to ``out/refined.pt``.  The replies are
@@ -223,6 +248,8 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
     """
     if not (np.isfinite(weight) and weight >= 0):
         raise ConfigError(f"--weight {weight!r}: the 2-ply sibling loss's weight is a number >= 0")
+    if not (np.isfinite(anchor) and anchor >= 0):
+        raise ConfigError(f"--anchor {anchor!r}: the anchor's weight is a number >= 0")
     lo, hi = _chunk_range(holdout_chunks)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -237,8 +264,14 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
     if not hold.any() or hold.all():
         raise ConfigError(f"--holdout-chunks {holdout_chunks!r}: holds {int(hold.sum())} of {len(hold)} rows; "
                           "choose chunks that exist and leave some to train on")
+    row_ref = np.zeros(len(s.boards), dtype=np.float32)
+    if anchor:
+        with torch.inference_mode():
+            x = torch.from_numpy(encode(s.boards, version))
+            row_ref = _torch_equity(consistent(torch.sigmoid(net(x)))).numpy().astype(np.float32)
     test = s.take(np.flatnonzero(hold))
     train = s.take(np.flatnonzero(~hold))
+    test_ref, train_ref = row_ref[hold], row_ref[~hold]
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
 
@@ -246,9 +279,10 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
         net.eval()
         with torch.inference_mode():
             sib, bce = lookahead_sibling_loss(net, test, version)
+            anc = anchor_loss(net, test, version, test_ref).item() if anchor else 0.0
         n = len(test.boards)
-        return {"holdout_sibling2": sib.item() / n, "holdout_bce": bce.item() / n,
-                "holdout_loss": (weight * sib.item() + bce.item()) / n}
+        return {"holdout_sibling2": sib.item() / n, "holdout_bce": bce.item() / n, "holdout_anchor": anc / n,
+                "holdout_loss": (weight * sib.item() + bce.item() + anchor * anc) / n}
 
     history: list[dict[str, float]] = [{"epoch": 0, **held_out()}]
     best = history[0]["holdout_loss"]
@@ -264,8 +298,12 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
         for b in bar:
             gs = perm[b : b + groups_per_batch]
             rows = np.sort(np.concatenate([row_order[first[g] : first[g + 1]] for g in gs]))
-            sib, bce = lookahead_sibling_loss(net, train.take(rows), version)
-            loss = (weight * sib + bce) / len(rows)
+            batch = train.take(rows)
+            sib, bce = lookahead_sibling_loss(net, batch, version)
+            loss = weight * sib + bce
+            if anchor:
+                loss = loss + anchor * anchor_loss(net, batch, version, train_ref[rows])
+            loss = loss / len(rows)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -279,6 +317,7 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
                 out / "refined.pt", net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(data)], "holdout_chunks": holdout_chunks, "epochs": ep, "lr": lr,
                     "groups_per_batch": groups_per_batch, "loss": "lookahead_sibling", "weight": weight,
+                    "anchor": anchor,
                     "positions": len(train.boards), "seed": seed}},
                 games_trained=int(start.data.get("games_trained", 0)), last_eval="")
     summary = {"init": str(init), "data": str(data), "positions_train": len(train.boards),
@@ -301,20 +340,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lr", type=float)
     ap.add_argument("--groups-per-batch", type=int)
     ap.add_argument("--weight", type=float, help="the 2-ply sibling loss's weight against the cross-entropy")
+    ap.add_argument("--anchor", type=float, help="weight of the squared equity change from the start (0: off)")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache", default="", help="where the replies are cached (default OUT/replies.npz)")
     args = ap.parse_args(argv)
     try:
         cfg = load_lookahead_preset(args.config) if args.config else LookaheadConfig()
-        given = {k: getattr(args, k) for k in ("holdout_chunks", "epochs", "lr", "groups_per_batch", "weight", "seed")
+        given = {k: getattr(args, k) for k in ("holdout_chunks", "epochs", "lr", "groups_per_batch", "weight", "anchor",
+                                                  "seed")
                  if getattr(args, k) is not None}
         cfg = replace(cfg, **given)
         if not cfg.holdout_chunks:
             raise ConfigError("no held-out chunks: give --holdout-chunks FIRST-LAST or a preset that sets them")
         fit(args.init, args.data, args.out, holdout_chunks=cfg.holdout_chunks, epochs=cfg.epochs, lr=cfg.lr,
-            groups_per_batch=cfg.groups_per_batch, weight=cfg.weight, seed=cfg.seed, threads=args.threads,
-            cache=args.cache or None)
+            groups_per_batch=cfg.groups_per_batch, weight=cfg.weight, anchor=cfg.anchor, seed=cfg.seed,
+            threads=args.threads, cache=args.cache or None)
     except BgbotError as e:
         raise SystemExit(f"error: {e}") from None
 
