@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     diff = [x - y for x, y in zip(pa, pb, strict=True)]
     games = sum(k[1] for k in common)
     seeds = ", ".join(str(k[0]) for k in common)
-    print(f"{len(common)} seeds ({seeds}), {games} games each, against {opponents.pop()}")
+    print(f"{len(common)} seeds ({seeds}), {games} games in all for each candidate, against {opponents.pop()}")
     print(f"first  {a[common[0]][1]:<50} {statistics.fmean(pa):+.4f} ± {se(pa):.4f}")
     print(f"second {b[common[0]][1]:<50} {statistics.fmean(pb):+.4f} ± {se(pb):.4f}")
     print(f"first - second, paired by seed{'':<27} {statistics.fmean(diff):+.4f} ± {se(diff):.4f}")
