@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +46,7 @@ from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
 from bgbot.fileio import atomic_open, write_text_atomic
 from bgbot.rules.dice import ROLL_WEIGHTS
-from training.refine import _rows_of, _torch_equity, _weighted_bce, load_chunks, load_groups
+from training.refine import _rows_of, _torch_equity, _weighted_bce, load_chunks, load_groups, preset_tables
 
 N_ROLLS = len(ROLL_WEIGHTS)
 
@@ -75,17 +75,10 @@ def load_lookahead_preset(path: str | Path) -> LookaheadConfig:
 
     An unknown table or key, a wrong type or a file that is not TOML is a :class:`ConfigError` quoting it.
     """
-    from bgbot.config import build_config, read_toml
+    from bgbot.config import build_config
 
-    p = Path(path)
-    data = read_toml(p, "preset")
-    extra = set(data) - {"lookahead", "description"}
-    if extra:
-        raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: lookahead")
-    table = data.get("lookahead", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"preset {str(p)!r}: 'lookahead' must be a table, got {table!r}")
-    return build_config(LookaheadConfig, table, source=f"preset {str(p)!r} [lookahead]")
+    table = preset_tables(path, ("lookahead",))["lookahead"]
+    return build_config(LookaheadConfig, table, source=f"preset {str(path)!r} [lookahead]")
 
 
 @dataclass
@@ -187,6 +180,11 @@ def lookahead_sibling_loss(net: ValueNet, s: ReplySet, version: int) -> tuple[to
     return sib, bce
 
 
+def _net_equity(net: ValueNet, boards: NDArray[np.int8], version: int) -> torch.Tensor:
+    """``net``'s cubeless equity of ``boards`` (each from its side on roll's view), made consistent as play reads it."""
+    return _torch_equity(consistent(torch.sigmoid(net(torch.from_numpy(encode(boards, version))))))
+
+
 def anchor_loss(net: ValueNet, s: ReplySet, version: int, row_ref: NDArray[np.float32]) -> torch.Tensor:
     """How far ``net`` has moved from the starting network, summed over rows: squared equity change.
 
@@ -198,12 +196,10 @@ def anchor_loss(net: ValueNet, s: ReplySet, version: int, row_ref: NDArray[np.fl
     total = torch.zeros(())
     main = s.row_main & ~s.row_done
     if main.any():
-        x = torch.from_numpy(encode(s.boards[main], version))
-        now = _torch_equity(consistent(torch.sigmoid(net(x))))
+        now = _net_equity(net, s.boards[main], version)
         total = total + ((now - torch.from_numpy(row_ref[main])) ** 2).sum()
     if s.trainable.any():
-        x = torch.from_numpy(encode(s.leaves[s.trainable], version))
-        now = _torch_equity(consistent(torch.sigmoid(net(x))))
+        now = _net_equity(net, s.leaves[s.trainable], version)
         ref = torch.from_numpy(equity(s.leaf_probs[s.trainable]).astype(np.float32))
         total = total + ((now - ref) ** 2).sum() / N_ROLLS
     return total
@@ -236,9 +232,11 @@ def _load_replies(init: str | Path, data: str | Path, cache: Path,
     return s, chunk
 
 
-def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: str, epochs: int = 6,
-        lr: float = 3e-4, groups_per_batch: int = 32, weight: float = 100.0, anchor: float = 0.0, seed: int = 1,
-        threads: int = 2, cache: str | Path | None = None, progress: bool = True) -> dict[str, object]:
+def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: str,
+        epochs: int = LookaheadConfig.epochs, lr: float = LookaheadConfig.lr,
+        groups_per_batch: int = LookaheadConfig.groups_per_batch, weight: float = LookaheadConfig.weight,
+        anchor: float = LookaheadConfig.anchor, seed: int = LookaheadConfig.seed, threads: int = 2,
+        cache: str | Path | None = None, progress: bool = True) -> dict[str, object]:
     """Fit ``init``'s main network with :func:`lookahead_sibling_loss` (``weight`` times it plus the cross-entropy,
     plus ``anchor`` times :func:`anchor_loss`).
 
@@ -267,8 +265,7 @@ def fit(init: str | Path, data: str | Path, out: str | Path, *, holdout_chunks: 
     row_ref = np.zeros(len(s.boards), dtype=np.float32)
     if anchor:
         with torch.inference_mode():
-            x = torch.from_numpy(encode(s.boards, version))
-            row_ref = _torch_equity(consistent(torch.sigmoid(net(x)))).numpy().astype(np.float32)
+            row_ref = _net_equity(net, s.boards, version).numpy().astype(np.float32)
     test = s.take(np.flatnonzero(hold))
     train = s.take(np.flatnonzero(~hold))
     test_ref, train_ref = row_ref[hold], row_ref[~hold]
@@ -347,15 +344,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     try:
         cfg = load_lookahead_preset(args.config) if args.config else LookaheadConfig()
-        given = {k: getattr(args, k) for k in ("holdout_chunks", "epochs", "lr", "groups_per_batch", "weight", "anchor",
-                                                  "seed")
-                 if getattr(args, k) is not None}
+        given = {f.name: getattr(args, f.name) for f in fields(LookaheadConfig) if getattr(args, f.name) is not None}
         cfg = replace(cfg, **given)
         if not cfg.holdout_chunks:
             raise ConfigError("no held-out chunks: give --holdout-chunks FIRST-LAST or a preset that sets them")
-        fit(args.init, args.data, args.out, holdout_chunks=cfg.holdout_chunks, epochs=cfg.epochs, lr=cfg.lr,
-            groups_per_batch=cfg.groups_per_batch, weight=cfg.weight, anchor=cfg.anchor, seed=cfg.seed,
-            threads=args.threads, cache=args.cache or None)
+        fit(args.init, args.data, args.out, **asdict(cfg), threads=args.threads, cache=args.cache or None)
     except BgbotError as e:
         raise SystemExit(f"error: {e}") from None
 

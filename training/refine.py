@@ -146,22 +146,33 @@ def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
     Keys are :class:`GenerateConfig`'s and :class:`FitConfig`'s; an unknown key, a wrong type
     or a file that is not TOML is a :class:`ConfigError` quoting it.
     """
-    from bgbot.config import build_config, read_toml
+    from bgbot.config import build_config
+
+    tables = preset_tables(path, ("generate", "fit"))
+    gen = build_config(GenerateConfig, tables["generate"], source=f"preset {str(path)!r} [generate]")
+    fit_cfg = build_config(FitConfig, tables["fit"], source=f"preset {str(path)!r} [fit]")
+    return gen, fit_cfg
+
+
+def preset_tables(path: str | Path, known: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """The tables ``known`` of the TOML preset ``path`` (a missing one is empty; a ``description`` may sit beside).
+
+    Another table, a ``known`` name that is not a table or a file that is not TOML is a :class:`ConfigError`.
+    """
+    from bgbot.config import read_toml
 
     p = Path(path)
     data = read_toml(p, "preset")
-    extra = set(data) - {"generate", "fit", "description"}
+    extra = set(data) - {*known, "description"}
     if extra:
-        raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: generate, fit")
+        raise ConfigError(f"preset {str(p)!r} has unknown tables {sorted(extra)}; known: {', '.join(known)}")
     tables = {}
-    for name in ("generate", "fit"):
+    for name in known:
         t = data.get(name, {})
         if not isinstance(t, dict):
             raise ConfigError(f"preset {str(p)!r}: {name!r} must be a table, got {t!r}")
         tables[name] = t
-    gen = build_config(GenerateConfig, tables["generate"], source=f"preset {str(p)!r} [generate]")
-    fit_cfg = build_config(FitConfig, tables["fit"], source=f"preset {str(p)!r} [fit]")
-    return gen, fit_cfg
+    return tables
 
 
 def _chunk_path(out: Path, k: int) -> Path:
