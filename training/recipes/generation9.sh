@@ -8,8 +8,9 @@
 #
 # The pit-loop labels are session 18's round "g10" (seeds 306, 3104, 2706); the sibling labels are seed 3401.
 # Needs gnubg (/usr/games/gnubg) for the games.  Label folders resume where they stopped when the script is
-# run again; the pit, the fits and the gate are redone.  About 80 min on 2 cores (BENCHMARKS.md, sessions 18-19):
-# the pit-loop round 40 min, sibling labels 39 min, fit 3 min; the gate 20-25 min more.
+# run again; the pit, the fits and the gate are redone.  87 min on 2 cores, timed as one run in session 23
+# (BENCHMARKS.md): the pit-loop round 48 min, sibling labels 35 min, fit 3 min; the gate 20-25 min more.  That
+# run gave generation 9's weights bit for bit (benchmarks/same_weights.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 G8=${1:-checkpoints/bgbot-gen8.pt}
