@@ -129,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="first filters to try (none: skip)")
     ap.add_argument("--soft", type=float, nargs="*", default=[], help="soft-reply temperatures to try (default: none)")
     args = ap.parse_args(argv)
+    bad = [t for t in args.soft if not t > 0]  # also NaN
+    if bad:
+        ap.error(f"--soft takes temperatures above 0 (0 is the default 2-ply, always printed), got {bad[0]!r}")
     try:
         rows = read_benchmark(args.data, "checker")  # the gate's reader: the same checks, the same errors
         start = time.perf_counter()
