@@ -34,7 +34,7 @@ from _common import ROOT
 from numpy.typing import NDArray
 
 from bgbot.engine.api import Engine
-from bgbot.engine.search import DEFAULT_FILTERS, FILTER_PRESETS
+from bgbot.engine.search import DEFAULT_FILTERS, FILTER_PRESETS, Analysis
 from bgbot.errors import BgbotError
 from bgbot.eval.evaluate import Evaluator, equity, evaluate_distinct, terminal_probs
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS
@@ -43,12 +43,18 @@ from bgbot.rules.position import Position
 from training.gate import checker_losses, choice_loss, read_benchmark
 
 
-def blend_losses(engine: Engine, rows: Sequence[dict], weights: Sequence[float]) -> dict[float, list[float]]:
-    """Per weight ``w``, the loss of each row's choice by ``w * 1-ply + (1 - w) * 2-ply`` among 2-ply's candidates."""
+def two_ply(engine: Engine, rows: Sequence[dict]) -> list[Analysis]:
+    """Each row's cubeless 2-ply analysis (the default search), which the blend and soft-reply variants re-rank."""
+    return [engine.best_move(Position.from_id(row["position"]), row["dice"], 2, cubeless=True) for row in rows]
+
+
+def blend_losses(engine: Engine, rows: Sequence[dict], twos: Sequence[Analysis],
+                 weights: Sequence[float]) -> dict[float, list[float]]:
+    """Per weight ``w``, the loss of each row's choice by ``w * 1-ply + (1 - w) * 2-ply`` among 2-ply's candidates
+    (``twos``: :func:`two_ply`)."""
     out: dict[float, list[float]] = {w: [] for w in weights}
-    for row in rows:
+    for row, two in zip(rows, twos, strict=True):
         pos = Position.from_id(row["position"])
-        two = engine.best_move(pos, row["dice"], 2, cubeless=True)
         one = {c.result.gnubg_id(): c.equity for c in engine.best_move(pos, row["dice"], 1, cubeless=True).candidates}
         kept = [(c.result.gnubg_id(), c.equity) for c in two.candidates if c.ply == 2]
         if not kept:  # one legal play (or none): nothing went deeper
@@ -89,12 +95,13 @@ def soft_reply_values(evaluator: Evaluator, boards: NDArray[np.int8], taus: Sequ
     return out
 
 
-def soft_losses(engine: Engine, rows: Sequence[dict], taus: Sequence[float]) -> dict[float, list[float]]:
-    """Per temperature, the loss of each row's choice among 2-ply's candidates by the soft-reply 2-ply value."""
+def soft_losses(engine: Engine, rows: Sequence[dict], twos: Sequence[Analysis],
+                taus: Sequence[float]) -> dict[float, list[float]]:
+    """Per temperature, the loss of each row's choice among 2-ply's candidates (``twos``: :func:`two_ply`) by the
+    soft-reply 2-ply value."""
     out: dict[float, list[float]] = {t: [] for t in taus}
     worst = 0.0  # how far tau = 0 is from the engine's own 2-ply values
-    for row in rows:
-        two = engine.best_move(Position.from_id(row["position"]), row["dice"], 2, cubeless=True)
+    for row, two in zip(rows, twos, strict=True):
         kept = [c for c in two.candidates if c.ply == 2]
         if not kept:
             for t in taus:
@@ -102,9 +109,10 @@ def soft_losses(engine: Engine, rows: Sequence[dict], taus: Sequence[float]) -> 
             continue
         boards = np.stack([c.result.array() for c in kept]).astype(np.int8)
         values = soft_reply_values(engine.evaluator, boards, [0.0, *taus])
+        engine_values = np.array([c.equity for c in kept])
         done, _ = terminal_probs(boards)
-        values[done] = np.array([c.equity for c in kept])[done, None]
-        worst = max(worst, float(np.max(np.abs(values[:, 0] - [c.equity for c in kept]))))
+        values[done] = engine_values[done, None]
+        worst = max(worst, float(np.max(np.abs(values[:, 0] - engine_values))))
         for j, t in enumerate(taus, 1):
             out[t].append(choice_loss(row, kept[int(np.argmax(values[:, j]))].result.gnubg_id()))
     if worst > 1e-9:
@@ -136,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = read_benchmark(args.data, "checker")  # the gate's reader: the same checks, the same errors
         start = time.perf_counter()
         engine = Engine.load(args.model)
-        blends = blend_losses(engine, rows, [0.0, *args.blend])
+        twos = two_ply(engine, rows)
+        blends = blend_losses(engine, rows, twos, [0.0, *args.blend])
         base = blends[0.0]
         model = args.model or "shipped"
         print(f"{len(rows)} positions of {args.data}, model {model}; error against gnubg 2-ply, 1 se paired")
@@ -146,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.filters:
             print(line(f"filter {name}", filter_losses(args.model, rows, name), base))
         if args.soft:
-            soft = soft_losses(engine, rows, args.soft)
+            soft = soft_losses(engine, rows, twos, args.soft)
             for t in args.soft:
                 print(line(f"soft tau={t:g}", soft[t], base))
         print(f"({time.perf_counter() - start:.0f} s)")
