@@ -344,6 +344,34 @@ def test_rollout_probs_dice_shared_or_per_row() -> None:
     assert np.abs(own[:, 0] - shared[0, 0]).max() < 0.25
 
 
+def test_rollout_probs_dice_groups_share_dice_within_a_group_only() -> None:
+    from bgbot.engine.api import Engine
+    from bgbot.engine.rollout import RolloutSettings, rollout_probs
+    from bgbot.rules.position import Position
+
+    engine = Engine.load()
+    race = Position.from_points({9: 3, 8: 3, 6: 3, 5: 2, 4: 2, 3: 2}, {10: 3, 8: 3, 6: 3, 4: 3, 3: 2, 2: 1}).array()
+    other = Position.from_points({9: 2, 8: 4, 6: 3, 5: 2, 4: 2, 3: 2}, {10: 3, 8: 3, 6: 3, 4: 3, 3: 2, 2: 1}).array()
+    rows = np.stack([race, race, race, race])
+    st = RolloutSettings(trials=36, truncate=40, cubeful=False, luck=False, seed=3)
+    got = rollout_probs(engine.evaluator, rows, st, dice_groups=np.array([0, 0, 1, 1]))
+    # one group, one set of dice: the copies agree; two groups, independent dice: the groups differ
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[2], got[3])
+    assert abs(float(got[0, 0] - got[2, 0])) > 1e-6
+    # group g rolls the dice row g gets with dice_per_row, whatever else is in the batch
+    own = rollout_probs(engine.evaluator, rows, st, dice_per_row=True)
+    np.testing.assert_array_equal(got[0], own[0])
+    np.testing.assert_array_equal(got[2], own[1])
+    # plays compared on common dice: a different position in the same group rolls the same dice
+    mixed = rollout_probs(engine.evaluator, np.stack([race, other]), st, dice_groups=np.array([1, 1]))
+    np.testing.assert_array_equal(mixed[0], got[2])
+    with pytest.raises(ConfigError, match="3 dice groups for 4 rows"):
+        rollout_probs(engine.evaluator, rows, st, dice_groups=np.array([0, 0, 1]))
+    with pytest.raises(ConfigError, match="not both"):
+        rollout_probs(engine.evaluator, rows, st, dice_per_row=True, dice_groups=np.zeros(4, dtype=np.int64))
+
+
 def test_rollout_probs_of_a_sure_thing_is_exact() -> None:
     from bgbot.engine.api import Engine
     from bgbot.engine.rollout import RolloutSettings, rollout_probs
@@ -559,6 +587,57 @@ def test_positions_from_game_records_are_labelled_once_each(tmp_path: Path, init
         generate(init, out, 2, cfg, progress=False)
     with pytest.raises(ConfigError, match="'nowhere'"):
         generate(init, tmp_path / "none", 1, dataclasses.replace(cfg, records="nowhere"), progress=False)
+
+
+def test_record_candidates_are_one_rolls_best_plays_rolled_out_on_common_dice(tmp_path: Path, init: Path) -> None:
+    import dataclasses
+
+    from bgbot.engine.rollout import rollout_probs
+    from bgbot.eval.bearoff import get_bearoff_db
+    from bgbot.eval.evaluate import equity
+    from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.table import Rules
+    from bgbot.rules.movegen import successors_batch
+    from training.refine import (
+        _pack,
+        _unpack,
+        label_chunk_task,
+        load_groups,
+        record_positions,
+        rollout_settings,
+    )
+
+    games = tmp_path / "games"
+    run_pit("pubeval", "random", PitConfig(games=4, seed=2, rules=Rules(cube=False), save_games=str(games)))
+    cfg = dataclasses.replace(CFG, records=str(games), chunk_size=16, classes="contact", candidates=3,
+                              label="rollout", trials=36, truncate=2)
+    out = tmp_path / "run"
+    assert generate(init, out, 1, cfg, progress=False) == 1
+    boards, labels, _ = load_chunks(out)
+    groups = load_groups(out)
+    pool = record_positions(cfg, get_bearoff_db())[:16]
+    ev = BearoffEvaluator(NetEvaluator(load_model(init).net))
+    assert len(boards) > 16, "several plays of most rolls"
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        assert 2 <= len(rows) <= 3
+        # the rows of a group are the best plays (by 1-ply) of one roll in one of the recorded positions
+        found = False
+        for b in pool:
+            for d1 in range(1, 7):
+                for d2 in range(d1, 7):
+                    succ, _ = successors_batch(b[None], np.array([[d1, d2]]))
+                    keys = {s.tobytes() for s in succ}
+                    if all(boards[r].tobytes() in keys for r in rows):
+                        best = np.sort(-equity(ev(succ)))[::-1][: len(rows)]
+                        np.testing.assert_allclose(np.sort(-equity(ev(boards[rows])))[::-1], best, atol=1e-6)
+                        found = True
+        assert found, f"group {g} is not one roll's plays"
+    # the labels are rollouts with the plays of a roll on common dice (the task's own dice groups)
+    raw = label_chunk_task(ev, {"config": cfg.__dict__, "chunk": 0, "boards": _pack(pool)}, cfg.seed)
+    again = rollout_probs(ev, boards, rollout_settings(cfg, 0), dice_groups=_unpack(raw["groups"]))
+    np.testing.assert_allclose(labels, again, atol=1e-6)
+    assert np.abs(labels - rollout_probs(ev, boards, rollout_settings(cfg, 0), dice_per_row=True)).max() > 1e-4
 
 
 def test_candidate_rows_are_stored_as_groups_of_one_rolls_plays(tmp_path: Path, init: Path) -> None:

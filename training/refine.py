@@ -119,7 +119,8 @@ class GenerateConfig:
     truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
     # a folder of game records (.mat / .sgf, e.g. `bgbot pit --save-games DIR`): label the positions before their
-    # checker plays (record_positions) instead of self-play's; parallel, explore, keep and candidates then do nothing
+    # checker plays (record_positions) instead of self-play's; parallel, explore and keep then do nothing, and
+    # candidates labels the top-k plays of a random roll in each (record_candidates), rolled out on common dice
     records: str = ""
 
 
@@ -319,6 +320,24 @@ def record_positions(cfg: GenerateConfig, db: BearoffDB) -> NDArray[np.int8]:
     return kept[np.random.default_rng([cfg.seed, 0x5EC0]).permutation(len(kept))]
 
 
+def record_candidates(evaluator: BearoffEvaluator, boards: NDArray[np.int8], k: int, rng: np.random.Generator,
+                      ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """The ``k`` best plays (by the network's 1-ply equity) of a random roll in each of ``boards``.
+
+    ``boards`` are positions before a roll, from the side on roll's view (:func:`record_positions`); each
+    gets a roll of its own from ``rng``, and its plays are returned from the opponent's view, before its
+    roll, with their group: the index of the board they came from.  Boards with one play or none give no
+    rows (nothing to compare).
+    """
+    if len(boards) == 0:
+        return boards, np.zeros(0, dtype=np.int64)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    succ, parent = successors_batch(boards, dice)
+    value = -equity(evaluator(succ))
+    top = _top_plays(value, parent, np.ones(len(boards), dtype=bool), k)
+    return succ[top], parent[top].astype(np.int64)
+
+
 def _top_plays(value: NDArray[np.float64], parent: NDArray[np.int64], keep: NDArray[np.bool_], k: int,
                ) -> NDArray[np.int64]:
     """Rows of the ``k`` best plays (by ``value``) of each kept game that has a choice of at least two."""
@@ -445,11 +464,16 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
     if "boards" in payload:
         boards = _unpack(payload["boards"])
         groups = np.arange(len(boards), dtype=np.int64)
+        if cfg.candidates:
+            boards, groups = record_candidates(evaluator, boards, cfg.candidates, rng)
     else:
         boards, groups = sample_groups(evaluator, cfg, rng)
     if cfg.label == "rollout":
         settings = rollout_settings(cfg, int(payload["chunk"]))  # type: ignore[call-overload]
-        labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)  # noise independent per position
+        if cfg.candidates:  # the plays of one roll on common dice, independent of other rolls' plays
+            labels = rollout_probs(evaluator, boards, settings, dice_groups=groups)
+        else:  # noise independent per position
+            labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)
     else:
         deep = lookahead_probs(evaluator, boards, cfg.depth)
         if cfg.step != 1.0:

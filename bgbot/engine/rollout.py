@@ -269,7 +269,7 @@ class _Trials:
         st: RolloutSettings,
         trial_ids: Sequence[int],
         seed: int,
-        dice_per_start: bool = False,
+        dice_keys: Sequence[int] | None = None,
     ) -> None:
         self.ev = evaluator
         self.st = st
@@ -293,10 +293,14 @@ class _Trials:
         self.live = np.ones(g, dtype=bool)
         self.turns = 0
         # trial t's dice are the same for every start (common random numbers: plays compared on the same
-        # dice), unless ``dice_per_start``: every game its own dice (noise independent from start to start)
-        self.dice_per_start = dice_per_start
-        if dice_per_start:
-            self.rngs = [np.random.default_rng([row_seed(seed, s), int(t)]) for s in range(s_n) for t in trial_ids]
+        # dice), unless ``dice_keys``: start s rolls the dice of key ``dice_keys[s]``, so starts with one key
+        # share dice and starts with different keys have independent noise
+        self.dice_per_start = dice_keys is not None
+        if dice_keys is not None:
+            if len(dice_keys) != s_n:
+                raise ValueError(f"dice_keys: {len(dice_keys)} keys for {s_n} starts")
+            self.rngs = [np.random.default_rng([row_seed(seed, int(key)), int(t)]) for key in dice_keys
+                         for t in trial_ids]
             self.trial_ids = np.tile(np.asarray(trial_ids, dtype=np.int64), s_n)
         else:
             self.rngs = [np.random.default_rng([seed, int(t)]) for t in trial_ids]
@@ -533,7 +537,8 @@ def row_seed(seed: int, row: int) -> int:
 
 
 def rollout_probs(
-    evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings, *, dice_per_row: bool = False
+    evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings, *, dice_per_row: bool = False,
+    dice_groups: NDArray[np.int64] | None = None,
 ) -> NDArray[np.float32]:
     """Cubeless rollouts of many positions in this process, all in one lock-step batch: ``(N, 5)``.
 
@@ -543,18 +548,25 @@ def rollout_probs(
     ``settings.ply - 1`` rolls ahead at the truncation; luck-adjusted when ``settings.luck``, clipped to
     consistent probabilities (``wbg <= wg <= w``).  Trial ``t``'s dice are the same for every row (common
     random numbers, as comparing plays wants), or with ``dice_per_row`` each row has dice of its own
-    (:func:`row_seed`), so that the rows' noise is independent, as training labels need.
+    (:func:`row_seed`), so that the rows' noise is independent, as training labels need; with
+    ``dice_groups`` (one integer a row) rows of one group share dice (the plays of one roll compared on
+    common dice) and rows of different groups do not (group ``g`` rolls row ``g``'s dice of ``dice_per_row``).
     ``settings.cubeful`` must be False.  What refinement labels with (``training.refine``);
     :func:`rollout` is the driver with standard errors, cube, executors and journal.
     """
     if settings.cubeful:
         raise ConfigError("rollout_probs rolls out cubeless: give RolloutSettings(cubeful=False)")
     boards = np.asarray(boards, dtype=np.int8)
+    if dice_per_row and dice_groups is not None:
+        raise ConfigError("rollout_probs: give dice_per_row or dice_groups, not both")
+    if dice_groups is not None and len(dice_groups) != len(boards):
+        raise ConfigError(f"rollout_probs: {len(dice_groups)} dice groups for {len(boards)} rows")
     if len(boards) == 0:
         return np.zeros((0, 5), dtype=np.float32)
     starts = [Start(tuple(int(v) for v in b), root_on_roll=True) for b in boards]
     game = _Trials(evaluator, starts, _Score(None), settings, list(range(settings.trials)), settings.seed,
-                   dice_per_start=dice_per_row)
+                   dice_keys=range(len(boards)) if dice_per_row else
+                   None if dice_groups is None else [int(g) for g in dice_groups])
     game.run()
     figures = game.raw - game.luck if settings.luck else game.raw
     mean = figures.reshape(len(boards), settings.trials, len(COLUMNS))[:, :, :5].mean(axis=1)
