@@ -610,7 +610,7 @@ def test_record_candidates_are_one_rolls_best_plays_rolled_out_on_common_dice(tm
     games = tmp_path / "games"
     run_pit("pubeval", "random", PitConfig(games=4, seed=2, rules=Rules(cube=False), save_games=str(games)))
     cfg = dataclasses.replace(CFG, records=str(games), chunk_size=16, classes="contact", candidates=3,
-                              label="rollout", trials=36, truncate=2)
+                              label="rollout", trials=36, truncate=2, common_dice=True)
     out = tmp_path / "run"
     assert generate(init, out, 1, cfg, progress=False) == 1
     boards, labels, _ = load_chunks(out)
@@ -637,7 +637,14 @@ def test_record_candidates_are_one_rolls_best_plays_rolled_out_on_common_dice(tm
     raw = label_chunk_task(ev, {"config": cfg.__dict__, "chunk": 0, "boards": _pack(pool)}, cfg.seed)
     again = rollout_probs(ev, boards, rollout_settings(cfg, 0), dice_groups=_unpack(raw["groups"]))
     np.testing.assert_allclose(labels, again, atol=1e-6)
-    assert np.abs(labels - rollout_probs(ev, boards, rollout_settings(cfg, 0), dice_per_row=True)).max() > 1e-4
+    own = rollout_probs(ev, boards, rollout_settings(cfg, 0), dice_per_row=True)
+    assert np.abs(labels - own).max() > 1e-4
+    # without common_dice every play keeps dice of its own, as the candidates of self-play always had
+    apart = dataclasses.replace(cfg, common_dice=False)
+    raw = label_chunk_task(ev, {"config": apart.__dict__, "chunk": 0, "boards": _pack(pool)}, cfg.seed)
+    np.testing.assert_allclose(_unpack(raw["labels"]), own, atol=1e-6)
+    with pytest.raises(ConfigError, match="common_dice: for rollout labels of candidates"):
+        generate(init, tmp_path / "bad", 1, dataclasses.replace(cfg, candidates=0), progress=False)
 
 
 def test_candidate_rows_are_stored_as_groups_of_one_rolls_plays(tmp_path: Path, init: Path) -> None:

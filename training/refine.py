@@ -118,9 +118,12 @@ class GenerateConfig:
     trials: int = 36  # rollout labels: trials a position (a multiple of 36: the first roll is stratified)
     truncate: int = 7  # rollout labels: plies played before the leaf is valued by the network (its 1-ply value)
     luck: bool = False  # rollout labels: luck adjustment (about 10x the cost a trial, about 11x fewer trials needed)
+    # rollout labels with candidates: the plays of one roll share their dice (their differences far less noisy),
+    # other rolls have their own; without, every row has dice of its own
+    common_dice: bool = False
     # a folder of game records (.mat / .sgf, e.g. `bgbot pit --save-games DIR`): label the positions before their
     # checker plays (record_positions) instead of self-play's; parallel, explore and keep then do nothing, and
-    # candidates labels the top-k plays of a random roll in each (record_candidates), rolled out on common dice
+    # candidates labels the top-k plays of a random roll in each (record_candidates)
     records: str = ""
 
 
@@ -396,6 +399,9 @@ def generate(
         raise ConfigError(f"label {cfg.label!r}: choose lookahead or rollout")
     if cfg.label == "rollout":
         rollout_settings(cfg, 0)
+    if cfg.common_dice and not (cfg.label == "rollout" and cfg.candidates):
+        raise ConfigError(f"common_dice: for rollout labels of candidates (label {cfg.label!r}, "
+                          f"candidates {cfg.candidates!r})")
     if not (isinstance(cfg.step, int | float) and 0.0 < cfg.step <= 1.0):
         raise ConfigError(f"step {cfg.step!r}: the labels' share of the lookahead must be above 0 and at most 1")
     base_ok = isinstance(cfg.base, int) and not isinstance(cfg.base, bool) and cfg.base >= 0
@@ -470,7 +476,7 @@ def label_chunk_task(evaluator: BearoffEvaluator, payload: dict[str, object], se
         boards, groups = sample_groups(evaluator, cfg, rng)
     if cfg.label == "rollout":
         settings = rollout_settings(cfg, int(payload["chunk"]))  # type: ignore[call-overload]
-        if cfg.candidates:  # the plays of one roll on common dice, independent of other rolls' plays
+        if cfg.common_dice:  # the plays of one roll on common dice, independent of other rolls' plays
             labels = rollout_probs(evaluator, boards, settings, dice_groups=groups)
         else:  # noise independent per position
             labels = rollout_probs(evaluator, boards, settings, dice_per_row=True)
