@@ -13,7 +13,9 @@ What gnubg did after its first TD network, on this machine's budget:
    database: play answers them exactly) are left out.  With ``records``
    the positions come from saved games instead (``bgbot pit --save-games``,
    for example against gnubg: the positions another engine's play leads
-   to, where self-play rarely goes; :func:`record_positions`).
+   to, where self-play rarely goes; :func:`record_positions`); with
+   ``candidates`` too, each gets a random roll and its K best plays
+   (:func:`record_candidates`).
 2. **Labels** (same step): each position's five probabilities looked one
    roll ahead, :func:`bgbot.engine.search.lookahead_probs` at depth 1 (the
    average over the 21 rolls of the mover's best play, each valued by the
@@ -22,7 +24,10 @@ What gnubg did after its first TD network, on this machine's budget:
    With ``label = "rollout"`` each position is instead rolled out
    (:func:`bgbot.engine.rollout.rollout_probs`: cubeless, truncated, the
    first roll stratified; ``configs/refine/rollout-contact.toml``, measured
-   against gnubg by ``benchmarks/label_quality.py``).
+   against gnubg by ``benchmarks/label_quality.py``); with ``common_dice``
+   the plays of one roll are rolled out on the same dice, so their
+   differences, what a choice reads, are far less noisy than their values
+   (``configs/refine/rollout-siblings.toml``).
    Positions and labels go to ``DIR/data/chunk-NNNNN.npz`` one chunk at a
    time, written atomically; chunk ``k`` is seeded by ``(seed, k)`` so a
    killed run resumes at the first missing chunk and makes the same data.
