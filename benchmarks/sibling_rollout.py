@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
-from bgbot.errors import BgbotError
+from bgbot.errors import BgbotError, ConfigError
 
 
 def deviations(values: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -41,7 +41,7 @@ def run(records: str, checkpoint: str, positions: int, candidates: int, trials: 
     from bgbot.engine.rollout import rollout_probs
     from bgbot.engine.search import BearoffEvaluator, lookahead_probs
     from bgbot.eval.bearoff import get_bearoff_db
-    from bgbot.eval.evaluate import NetEvaluator, equity
+    from bgbot.eval.evaluate import NetEvaluator, equity, segment_argmax
     from bgbot.eval.models import load_model
     from training.refine import GenerateConfig, record_candidates, record_positions, rollout_settings
 
@@ -50,6 +50,9 @@ def run(records: str, checkpoint: str, positions: int, candidates: int, trials: 
                          records=records, candidates=candidates)
     pool = record_positions(cfg, get_bearoff_db())[skip:skip + positions]
     boards, raw = record_candidates(ev, pool, candidates, np.random.default_rng(seed))
+    if len(boards) == 0:
+        raise ConfigError(f"--positions {positions!r} --skip {skip!r} --candidates {candidates!r}: no roll with two "
+                          f"or more plays to compare ({len(pool)} positions taken from {records!r})")
     _, group = np.unique(raw, return_inverse=True)
     print(f"{records}: {len(pool)} positions, {int(group.max()) + 1} rolls with 2 or more plays, {len(boards)} plays; "
           f"{checkpoint}; rollouts of {trials} trials twice, truncated after {truncate} plies, seed {seed}")
@@ -68,7 +71,7 @@ def run(records: str, checkpoint: str, positions: int, candidates: int, trials: 
     for ply in (1, 2, 3):
         dev = deviations(-equity(lookahead_probs(ev, boards, ply - 1)), group)
         rms = float(np.sqrt(np.mean((dev - truth) ** 2)))
-        agree = np.mean([np.argmax(dev[group == g]) == np.argmax(truth[group == g]) for g in range(rolls)])
+        agree = np.mean(segment_argmax(dev, group, rolls) == segment_argmax(truth, group, rolls))
         clean = math.sqrt(max(rms ** 2 - noise ** 2, 0))
         print(f"  {ply}-ply: {rms * 1000:.1f} mp rms from the rollout, {clean * 1000:.1f} without its noise; "
               f"the same best play in {agree * 100:.0f}% of rolls")
