@@ -280,7 +280,11 @@ def test_kill_9_of_a_pit_keeps_its_finished_games(tmp_path: Path) -> None:
     report = json.loads(out.read_text())  # whole JSON: written atomically
     assert report["games"] >= 6 and report["stopped"].startswith("running")
     assert report["ppg_se"] is not None and report["pairs"] >= 3
-    assert not list(tmp_path.glob("*.tmp"))
+    # A kill -9 can land while a report is being written: its temporary file
+    # may stay behind, but only under a hidden name that no reader takes for
+    # the report.
+    others = {f.name for f in tmp_path.iterdir()} - {"r.json"}
+    assert all(n.startswith(".r.json.") and n.endswith(".tmp") for n in others), others
 
 
 def test_kill_9_of_training_never_corrupts_the_checkpoint_and_resume_works(tmp_path: Path) -> None:
