@@ -89,7 +89,7 @@ from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
 from bgbot.eval.inference import CLASS_NETS
 from bgbot.eval.models import load_model
-from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads
+from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads, widen_inputs
 from bgbot.fileio import atomic_open, write_text_atomic
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
@@ -145,6 +145,7 @@ class FitConfig:
     fresh: int = 0  # > 0: fit a new network of this many hidden units (random weights) instead of init's
     fresh_seed: int = 5  # torch's seed for the new network's weights
     widen: int = 0  # > 0: widen init's main network to this many hidden units, same function, then fit
+    encoding: int = 0  # > 0: move every network of init to this (longer) encoding version first, same function
     class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
     rank: float = 0.0  # > 0: weight of the sibling (ranking) loss on grouped rows, see fit
 
@@ -630,6 +631,7 @@ def fit(
     class_nets_from: str | Path = "",
     widen: int = 0,
     rank: float = 0.0,
+    encoding: int = 0,
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -646,7 +648,9 @@ def fit(
     model whose class networks replace init's (a TD run's checkpoint carries none).  ``widen > 0``
     starts from init's main network grown to ``widen`` hidden units by :func:`widen_net` (the same
     function at the start, seeded by ``fresh_seed``), so the fit has room to learn new positions without
-    unlearning old ones.
+    unlearning old ones.  ``encoding > 0`` first moves every network of init (and of ``class_nets_from``) to
+    that encoding version by :func:`~bgbot.eval.nets.widen_inputs` (zero weights on the new inputs, the same
+    function), so the fit can use inputs init never had.
 
     ``rank > 0`` adds ``rank`` times :func:`sibling_loss` to the cross-entropy: on rows stored in
     groups (the plays of one roll, ``candidates`` in :class:`GenerateConfig`), the error of each
@@ -669,6 +673,13 @@ def fit(
     if widen and (fresh or net_name != "main"):
         raise ConfigError(f"widen {widen!r}: for the main network only, and not with fresh {fresh!r}")
     main_net = start.net
+    if encoding:
+        if encoding < main_net.spec.encoding_version:
+            raise ConfigError(
+                f"encoding {encoding!r}: lower than init's encoding version {main_net.spec.encoding_version}"
+            )
+        main_net = widen_inputs(main_net, encoding)
+        class_nets = {k: widen_inputs(v, encoding) for k, v in class_nets.items()}
     if widen:
         main_net = widen_net(start.net, widen, seed=fresh_seed)
     if fresh:
@@ -748,7 +759,7 @@ def fit(
                 best_path, main_net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
                     "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed, "widen": widen,
-                    "class_nets_from": str(class_nets_from),
+                    "encoding": encoding, "class_nets_from": str(class_nets_from),
                     "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {})}},
                 games_trained=base_games, last_eval="",
             )
@@ -888,7 +899,7 @@ def main(argv: list[str] | None = None) -> None:
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
                       fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen,
-                      rank=fc.rank)
+                      rank=fc.rank, encoding=fc.encoding)
         print(json.dumps(summary, indent=1))
 
 

@@ -17,6 +17,11 @@ pip loss to hits, escapes and containment, primes, entering, timing, ...), the
 side on roll's first.  A version 2 network extends to version 3 exactly by
 zero weights on the new inputs (:func:`bgbot.eval.nets.widen_inputs`).
 
+Version 4 appends to version 3 the five features of each side of
+``bgbot.eval.features.EXTRA_FEATURE_NAMES`` (mobility, the largest gap in my
+army, the chance not to enter two checkers, the escapes of every back checker,
+back-game weight), the side on roll's first; it extends version 3 the same way.
+
 The encoder fills a preallocated array and writes every unit of every row.
 """
 
@@ -26,10 +31,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot.errors import CheckpointError
-from bgbot.eval.features import NUM_FEATURES, fill_features
+from bgbot.eval.features import NUM_EXTRA_FEATURES, NUM_FEATURES, fill_extra_features, fill_features
 from bgbot.jit import board_dtype, njit
 
-ENCODING_VERSIONS = {1: 198, 2: 205, 3: 205 + 2 * NUM_FEATURES}
+ENCODING_VERSIONS = {1: 198, 2: 205, 3: 205 + 2 * NUM_FEATURES, 4: 205 + 2 * (NUM_FEATURES + NUM_EXTRA_FEATURES)}
 DEFAULT_VERSION = 2
 
 _BOARD = board_dtype()  # int8 compiled, int64 interpreted (bgbot.jit)
@@ -129,7 +134,15 @@ def encode(boards: NDArray[np.int8], version: int = DEFAULT_VERSION, out: NDArra
         out = np.empty((boards.shape[0], width), dtype=np.float32)
     elif out.shape != (boards.shape[0], width) or out.dtype != np.float32:
         raise ValueError(f"out must be float32 of shape {(boards.shape[0], width)}, got {out.shape}")
+    fill_inputs(boards, out, version)
+    return out
+
+
+@njit(cache=True)
+def fill_inputs(boards: NDArray[np.int8], out: NDArray[np.float32], version: int) -> None:
+    """Write every input unit of ``version`` for each board into ``out`` (compiled, no checks; see :func:`encode`)."""
     _encode(boards, out, version >= 2)
     if version >= 3:
         fill_features(boards, out, 205)
-    return out
+    if version >= 4:
+        fill_extra_features(boards, out, 205 + 2 * NUM_FEATURES)

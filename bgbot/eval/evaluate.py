@@ -21,8 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bgbot import jit
-from bgbot.eval.encoding import _encode, encode
-from bgbot.eval.features import fill_features
+from bgbot.eval.encoding import encode, fill_inputs
 from bgbot.eval.inference import CLASS_NETS, NumpyNet, Weights, forward_tail
 from bgbot.jit import board_dtype, njit
 from bgbot.rules.classes import class_of, classify_rows
@@ -215,9 +214,7 @@ def _block_inputs(
 ) -> None:
     """One block of rows: which are finished games (their exact scores in ``out``), and everyone's inputs in ``xb``."""
     _terminal(blk, out, done)
-    _encode(blk, xb, version >= 2)
-    if version >= 3:
-        fill_features(blk, xb, 205)
+    fill_inputs(blk, xb, version)
 
 
 @njit(cache=True, inline="always")

@@ -562,3 +562,128 @@ def features(boards: NDArray[np.int8], out: NDArray[np.float32] | None = None) -
         raise ValueError(f"out must be float32 of shape {(boards.shape[0], width)}, got {out.shape}")
     _fill(boards, out, 0, _ROLLS, _ESCAPES, _LOWBIT)
     return out
+
+
+# ---- encoding version 4: five more features a side ---------------------------------------------------------------
+
+#: Encoding version 4 appends these features of each side (the side on roll's first), written from the public
+#: descriptions of gnubg's mobility, backbone, second-entry and back-game inputs, not from its code:
+#:
+#:  0 ``mobility``      over the six die numbers, the checkers of mine that could move that many pips to a point
+#:                      the opponent has not made (from the bar: entering checkers only; bearing off counts as a
+#:                      move once all my checkers are home), / 90 (15 checkers x 6 numbers), in [0, 1]
+#:  1 ``gap``           the largest run of empty points (of mine) between two of my occupied points or between my
+#:                      bar and my rearmost board checker, / 23: how disconnected my army is, in [0, 1]
+#:  2 ``enter_two``     with two or more of my checkers on the bar, the chance that a roll does not enter two of
+#:                      them, ``1 - (open / 6) ** 2`` with ``open`` the opponent's home points not made; else 0
+#:  3 ``back_escapes``  the escape count (as ``escapes``) of every checker of mine behind the opponent's rearmost
+#:                      checker, averaged over those checkers, / 36; 1 when none is behind
+#:  4 ``backgame``      with two or more anchors in the opponent's home board, my checkers there and on the bar
+#:                      / 15; else 0
+EXTRA_FEATURE_NAMES: tuple[str, ...] = ("mobility", "gap", "enter_two", "back_escapes", "backgame")
+NUM_EXTRA_FEATURES = len(EXTRA_FEATURE_NAMES)
+EXTRA_FEATURE_RANGES: tuple[tuple[float, float], ...] = ((0.0, 1.0),) * NUM_EXTRA_FEATURES
+
+
+@njit(cache=True)
+def _extra_side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, esc: NDArray[np.int64]) -> None:
+    """Write the NUM_EXTRA_FEATURES features of "me" (board ``b`` from my view) into ``o[c:]``."""
+    bar = b[25]
+    moves = 0
+    if bar > 0:
+        for d in range(1, 7):
+            if b[25 - d] >= -1:
+                moves += bar
+    else:
+        home = True
+        for p in range(7, 25):
+            if b[p] > 0:
+                home = False
+                break
+        for p in range(1, 25):
+            v = b[p]
+            if v <= 0:
+                continue
+            for d in range(1, 7):
+                t = p - d
+                if (t >= 1 and b[t] >= -1) or (t < 1 and home):
+                    moves += v
+
+    gap = 0
+    last = 0  # my last occupied slot seen going down from the bar (0: none yet)
+    for p in range(25, 0, -1):
+        if b[p] > 0:
+            if last > 0 and last - p - 1 > gap:
+                gap = last - p - 1
+            last = p
+
+    enter_two = 0.0
+    if bar >= 2:
+        open_ = 0
+        for s in range(19, 25):
+            if b[s] >= -1:
+                open_ += 1
+        enter_two = 1.0 - (open_ / 6.0) ** 2
+
+    q = 25  # the opponent's rearmost checker in my numbering (0: its bar), as in _side
+    for s in range(25):
+        if b[s] < 0:
+            q = s
+            break
+    mask = 0
+    esc_sum = 0
+    n_behind = 0
+    for p in range(1, 26):
+        if p >= 2:
+            mask = ((mask << 1) | (1 if b[p - 1] <= -2 else 0)) & 0xFFF
+        if p > q and b[p] > 0:
+            esc_sum += b[p] * esc[mask]
+            n_behind += b[p]
+
+    anchors = 0
+    back = bar if bar > 0 else 0
+    for p in range(19, 25):
+        if b[p] > 0:
+            back += b[p]
+            if b[p] >= 2:
+                anchors += 1
+
+    o[c + 0] = moves / 90.0
+    o[c + 1] = gap / 23.0
+    o[c + 2] = enter_two
+    o[c + 3] = esc_sum / (36.0 * n_behind) if n_behind > 0 else 1.0
+    o[c + 4] = back / 15.0 if anchors >= 2 else 0.0
+
+
+@njit(cache=True)
+def _fill_extra(boards: NDArray[np.int8], out: NDArray[np.float32], col: int, esc: NDArray[np.int64]) -> None:
+    flipped = np.zeros_like(boards[0])
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        o = out[r]
+        _extra_side(b, o, col, esc)
+        for i in range(26):
+            flipped[i] = -b[25 - i]
+        _extra_side(flipped, o, col + NUM_EXTRA_FEATURES, esc)
+
+
+@njit(cache=True)
+def fill_extra_features(boards: NDArray[np.int8], out: NDArray[np.float32], col: int) -> None:
+    """Write the ``2 * NUM_EXTRA_FEATURES`` version-4 features of each board into ``out[:, col:col + 2E]``.
+
+    As :func:`fill_features`: the side on roll's block first, then the opponent's (the flipped board); no checks.
+    """
+    _fill_extra(boards, out, col, _ESCAPES)
+
+
+def extra_features(boards: NDArray[np.int8]) -> NDArray[np.float32]:
+    """The version-4 features of ``(N, 26)`` positions (each from its side on roll's view): ``(N, 2E)`` float32.
+
+    Columns ``0 .. NUM_EXTRA_FEATURES - 1`` describe the side on roll, the rest the opponent.
+    """
+    boards = np.ascontiguousarray(boards, dtype=_BOARD)
+    if boards.ndim != 2 or boards.shape[1] != 26:
+        raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
+    out = np.empty((boards.shape[0], 2 * NUM_EXTRA_FEATURES), dtype=np.float32)
+    _fill_extra(boards, out, 0, _ESCAPES)
+    return out
