@@ -11,6 +11,7 @@ import torch
 
 from bgbot.engine.search import BearoffEvaluator, lookahead_probs
 from bgbot.errors import ConfigError
+from bgbot.eval.encoding import num_inputs
 from bgbot.eval.evaluate import NetEvaluator
 from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
@@ -458,6 +459,30 @@ def test_a_widened_network_computes_the_same_function_and_then_learns(tmp_path: 
     assert abs(history[0]["holdout_bce"] - base_fit["history"][0]["holdout_bce"]) < 1e-6
     with pytest.raises(ConfigError, match="main network only"):
         fit(init, tmp_path / "run", tmp_path / "x", epochs=1, progress=False, widen=20, net_name="race")
+
+
+def test_a_fit_can_move_init_to_a_longer_encoding(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(15)
+    race = ValueNet(ModelSpec(3, (6,)))
+    with_race = save_checkpoint(tmp_path / "with-race.pt", load_checkpoint(init).net, class_nets={"race": race})
+    generate(init, tmp_path / "run", 3, CFG, progress=False)
+    # epoch 0 is init's own loss: the move to version 4 computes the same function
+    base = fit(with_race, tmp_path / "run", tmp_path / "v3", epochs=1, lr=3e-3, batch=32, progress=False)
+    moved = fit(with_race, tmp_path / "run", tmp_path / "v4", epochs=2, lr=3e-3, batch=32, progress=False,
+                encoding=4)
+    assert abs(moved["history"][0]["holdout_bce"] - base["history"][0]["holdout_bce"]) < 1e-6
+    out = load_checkpoint(tmp_path / "v4" / "refined.pt")
+    assert out.net.spec.encoding_version == 4 and out.class_nets["race"].spec.encoding_version == 4
+    assert out.data["config"]["refined"]["encoding"] == 4
+    first = out.net.body[0].weight.detach()
+    assert float(first[:, num_inputs(3):].abs().sum()) > 0  # the fit uses the new inputs
+    # a fresh or a widened network takes the new encoding too
+    for kw in ({"fresh": 10}, {"widen": 12}):
+        fit(with_race, tmp_path / "run", tmp_path / "k", epochs=1, lr=3e-3, batch=32, progress=False, encoding=4,
+            **kw)
+        assert load_checkpoint(tmp_path / "k" / "refined.pt").net.spec.encoding_version == 4
+    with pytest.raises(ConfigError, match="encoding 2"):
+        fit(with_race, tmp_path / "run", tmp_path / "x", epochs=1, progress=False, encoding=2)
 
 
 def test_class_networks_can_come_from_another_model(tmp_path: Path, init: Path) -> None:

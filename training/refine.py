@@ -681,10 +681,10 @@ def fit(
         main_net = widen_inputs(main_net, encoding)
         class_nets = {k: widen_inputs(v, encoding) for k, v in class_nets.items()}
     if widen:
-        main_net = widen_net(start.net, widen, seed=fresh_seed)
+        main_net = widen_net(main_net, widen, seed=fresh_seed)
     if fresh:
         torch.manual_seed(fresh_seed)
-        main_net = ValueNet(dataclasses.replace(start.net.spec, hidden=(fresh,)))
+        main_net = ValueNet(dataclasses.replace(main_net.spec, hidden=(fresh,)))
     if net_name == "main":
         net = main_net
     else:
