@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from bgbot.engine.search import BearoffEvaluator, lookahead_probs
-from bgbot.errors import ConfigError
-from bgbot.eval.encoding import num_inputs
+from bgbot.errors import CheckpointError, ConfigError
+from bgbot.eval.encoding import encode, num_inputs
 from bgbot.eval.evaluate import NetEvaluator
 from bgbot.eval.inference import ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
 from bgbot.rules.position import Position
-from training.refine import GenerateConfig, fit, generate, load_chunks, widen_net
+from training.refine import GenerateConfig, ensemble, fit, generate, load_chunks, widen_net
 
 CFG = GenerateConfig(seed=5, chunk_size=96, parallel=16, explore=0.1, keep=0.5)
 
@@ -793,3 +793,27 @@ def test_sibling_agreement_scores_1ply_picks_against_the_labels_best_play(tmp_pa
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "plain"), str(init)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "generate it with candidates" in proc.stderr
+
+
+def test_an_ensemble_is_one_wide_network_averaging_its_members_logits(tmp_path: Path, init: Path) -> None:
+    torch.manual_seed(16)
+    race = ValueNet(ModelSpec(3, (6,)))
+    a = save_checkpoint(tmp_path / "a.pt", load_checkpoint(init).net, class_nets={"race": race})
+    b = save_checkpoint(tmp_path / "b.pt", ValueNet(ModelSpec(4, (5,))))  # another encoding and width
+    summary = ensemble([a, b], tmp_path / "e")
+    out = load_checkpoint(tmp_path / "e" / "refined.pt")
+    members = [load_checkpoint(a).net, load_checkpoint(b).net]
+    assert out.net.spec == ModelSpec(4, (members[0].spec.hidden[0] + 5,))
+    assert out.class_nets["race"].spec.encoding_version == 4 and summary["class_nets"] == ["race"]
+    boards = Position.start().array()[None, :].repeat(3, axis=0)
+    with torch.no_grad():
+        want = (members[0].body(torch.from_numpy(encode(boards, 3)))
+                + members[1].body(torch.from_numpy(encode(boards, 4)))) / 2
+        got = out.net.body(torch.from_numpy(encode(boards, 4)))
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
+    assert json.loads((tmp_path / "e" / "ensemble.json").read_text())["ensemble"]["models"] == [str(a), str(b)]
+    with pytest.raises(ConfigError, match="two or more"):
+        ensemble([a], tmp_path / "x")
+    deep = save_checkpoint(tmp_path / "d.pt", ValueNet(ModelSpec(3, (4, 4))))
+    with pytest.raises(CheckpointError, match="one-hidden-layer"):
+        ensemble([a, deep], tmp_path / "x")

@@ -49,6 +49,9 @@ What gnubg did after its first TD network, on this machine's budget:
    ``configs/td256b.toml``). Such a mean keeps much of what each branch learnt
    ("model soups"): the refit's sharp 1-ply choices and self-play's consistent lookahead and gammons.
 
+5. **Ensemble** (``ensemble``): networks of independent starts (``fit`` with ``fresh``) as one wide
+   network whose logits are their mean; it costs their summed evaluation time.
+
 A round is generate + fit; the next round labels with the refined network.
 The loss is the same one self-play TD uses, only the target changes from a
 lambda-return of one game to an expectation over every roll, which has far
@@ -87,7 +90,7 @@ from bgbot.errors import CheckpointError, ConfigError
 from bgbot.eval.bearoff import BearoffDB
 from bgbot.eval.encoding import encode
 from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
-from bgbot.eval.inference import CLASS_NETS
+from bgbot.eval.inference import CLASS_NETS, ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads, widen_inputs
 from bgbot.fileio import atomic_open, write_text_atomic
@@ -856,6 +859,45 @@ def average(models: list[str | Path], weights: list[float] | None, out: str | Pa
     return summary
 
 
+def ensemble(models: list[str | Path], out: str | Path) -> dict[str, object]:
+    """Write ``models``' main networks as one wide network to ``out/refined.pt`` (and ``out/ensemble.json``).
+
+    The wide network's hidden layer is the members' hidden layers side by side and its output logits are
+    the mean of the members' logits, exactly: an output ensemble (``benchmarks/ensemble_duel.py``
+    averages probabilities instead) that every tool loads as one model, at the members' summed cost.
+    Members are one-hidden-layer networks of one activation; those of an older encoding are moved to the
+    newest one first (:func:`~bgbot.eval.nets.widen_inputs`). The class networks are the first model's,
+    moved to that encoding too. Networks of independent starts (``fit`` with ``fresh``) err less
+    alike than refits of one network, so their mean gains more.
+    """
+    if len(models) < 2:
+        raise ConfigError(f"ensemble needs two or more models, got {[str(m) for m in models]!r}")
+    cks = [load_checkpoint(m) for m in models]
+    first = cks[0].net.spec
+    for m, ck in zip(models, cks, strict=True):
+        spec = ck.net.spec
+        if len(spec.hidden) != 1 or spec.activation != first.activation:
+            raise CheckpointError(f"{str(m)!r} has a {spec} main network: an ensemble takes one-hidden-layer "
+                                  f"networks of one activation ({first.activation}, as {str(models[0])!r})")
+    version = max(ck.net.spec.encoding_version for ck in cks)
+    nets = [widen_inputs(ck.net, version) for ck in cks]
+    wide = ValueNet(ModelSpec(version, (sum(n.spec.hidden[0] for n in nets),), first.activation))
+    with torch.no_grad():
+        wide.body[0].weight.copy_(torch.cat([n.body[0].weight for n in nets], 0))
+        wide.body[0].bias.copy_(torch.cat([n.body[0].bias for n in nets], 0))
+        wide.body[-1].weight.copy_(torch.cat([n.body[-1].weight for n in nets], 1) / len(nets))
+        wide.body[-1].bias.copy_(torch.stack([n.body[-1].bias for n in nets]).mean(0))
+    class_nets = {k: widen_inputs(v, version) for k, v in cks[0].class_nets.items()}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    info = {"ensemble": {"models": [str(m) for m in models]}}
+    save_checkpoint(out / "refined.pt", wide, class_nets=class_nets, config={**cks[0].data.get("config", {}), **info},
+                    games_trained=max(int(ck.data.get("games_trained", 0)) for ck in cks), last_eval="")
+    summary = {**info, "spec": str(wide.spec), "class_nets": sorted(class_nets)}
+    write_text_atomic(out / "ensemble.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -884,7 +926,13 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument("--weights", type=float, nargs="+", help="one positive weight per model (default equal)")
     a.add_argument("--out", required=True, help="folder for refined.pt and average.json")
     a.add_argument("--class-nets-from", default="", help="take the class networks from this checkpoint instead")
+    e = sub.add_parser("ensemble", help="several networks as one wide network averaging their logits")
+    e.add_argument("--models", required=True, nargs="+", help="torch checkpoints (.pt), one hidden layer each")
+    e.add_argument("--out", required=True, help="folder for refined.pt and ensemble.json")
     args = ap.parse_args(argv)
+    if args.cmd == "ensemble":
+        print(json.dumps(ensemble(args.models, args.out), indent=1))
+        return
     if args.cmd == "average":
         print(json.dumps(average(args.models, args.weights, args.out, args.class_nets_from), indent=1))
         return
