@@ -363,6 +363,15 @@ def _shots(b: NDArray[np.int8], rolls: NDArray[np.int64], lowbit: NDArray[np.int
     return hit_w, dbl_w, loss
 
 
+@njit(cache=True, inline="always")
+def _opp_rear(b: NDArray[np.int8]) -> int:
+    """The opponent's rearmost checker's slot in my numbering: 0 for its bar, 25 when it has none left."""
+    for s in range(25):
+        if b[s] < 0:
+            return s
+    return 25
+
+
 @njit(cache=True)
 def _side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, rolls: NDArray[np.int64],
           esc: NDArray[np.int64], lowbit: NDArray[np.int64], made: NDArray[np.int64], blots: NDArray[np.int64],
@@ -426,11 +435,7 @@ def _side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, rolls: NDArray[np
     made[0] = 0
     made[25] = 0
 
-    q = 25  # the opponent's rearmost checker in my numbering (0: its bar)
-    for s in range(25):
-        if b[s] < 0:
-            q = s
-            break
+    q = _opp_rear(b)
     bc = 0
     behind = 0
     for p in range(q + 1, 26):
@@ -625,11 +630,7 @@ def _extra_side(b: NDArray[np.int8], o: NDArray[np.float32], c: int, esc: NDArra
                 open_ += 1
         enter_two = 1.0 - (open_ / 6.0) ** 2
 
-    q = 25  # the opponent's rearmost checker in my numbering (0: its bar), as in _side
-    for s in range(25):
-        if b[s] < 0:
-            q = s
-            break
+    q = _opp_rear(b)
     mask = 0
     esc_sum = 0
     n_behind = 0
