@@ -53,8 +53,8 @@ def test_start_position_by_hand() -> None:
     assert f["mobility"] == pytest.approx((2 * 5 + 5 * 5 + 3 * 6 + 5 * 4) / 90)
     assert f["gap"] == pytest.approx(10 / 23)  # points 23..14 between my 24 and my 13
     assert f["enter_two"] == 0.0 and f["backgame"] == 0.0
-    # every checker is behind the opponent's 24-point checkers, and escapes like the back checkers' 22 rolls
-    # or better: the 13s and 8s face at most the opponent's 8-point (my 17) inside their six
+    # every checker is behind the opponent's 24-point checkers (my 1); the back checkers escape with 22 rolls,
+    # the others face at most one made point among the six in front of them, so they do better, but not all 36
     assert 22 / 36 < f["back_escapes"] < 1.0
     assert feat(START, START, side=1) == f
 
