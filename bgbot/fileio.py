@@ -47,9 +47,15 @@ def atomic_open(path: str | os.PathLike[str], mode: Literal["w", "wb"] = "wb") -
         raise
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Replace ``path`` by ``text`` (UTF-8) atomically (:func:`atomic_open`); returns the path."""
-    with atomic_open(path, "w") as f:
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, parents: bool = False) -> Path:
+    """Replace ``path`` by ``text`` (UTF-8) atomically (:func:`atomic_open`); returns the path.
+
+    With ``parents`` the missing folders above ``path`` are made first.
+    """
+    p = Path(path)
+    if parents:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(p, "w") as f:
         f.write(text)
-    return Path(path)
+    return p
 

@@ -43,3 +43,10 @@ def test_a_missing_folder_is_an_os_error_and_writes_nothing(tmp_path: Path) -> N
     with pytest.raises(FileNotFoundError):
         write_text_atomic(tmp_path / "nowhere" / "x.txt", "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_parents_makes_the_missing_folders_first(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "x.mat"
+    assert write_text_atomic(target, "x\n", parents=True) == target
+    assert target.read_text() == "x\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["x.mat"]

@@ -126,7 +126,8 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
     from bgbot.engine.answers import finished
     from bgbot.engine.api import Engine
     from bgbot.engine.search import check_ply, parse_filters
-    from bgbot.formats.records import read_match, write_text_atomic
+    from bgbot.fileio import write_text_atomic
+    from bgbot.formats.records import read_match
 
     ply = check_ply(args.ply)
     filters = parse_filters(args.filter)
@@ -136,7 +137,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
     with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
         analysis = engine.analyse(match, ply, luck=args.luck, progress=lambda n: bar.update(n - bar.n))
     if args.html:
-        write_text_atomic(args.html, html_report(analysis, args.mistakes))
+        write_text_atomic(args.html, html_report(analysis, args.mistakes), parents=True)
     if args.json:
         data: dict[str, Any] = analysis.to_dict(args.mistakes)
         if args.html:

@@ -194,18 +194,7 @@ def write_mat(
     **kwargs: object,
 ) -> Path:
     """Write :func:`format_mat` to ``path`` (folders created); returns the path."""
-    return write_text_atomic(path, format_mat(games, names, match_length, **kwargs))  # type: ignore[arg-type]
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename (folders created).
-
-    A failure part-way leaves no half-written file behind (the old file, if any, stays).
-    """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fileio.write_text_atomic(p, text)
-    return p
+    return fileio.write_text_atomic(path, format_mat(games, names, match_length, **kwargs), parents=True)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------

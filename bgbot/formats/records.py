@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bgbot import fileio
 from bgbot.errors import RecordError
 from bgbot.formats.mat import parse_mat
 from bgbot.formats.record_model import (
@@ -38,7 +39,6 @@ from bgbot.formats.record_model import (
     record_error,
     replay,
     write_mat,
-    write_text_atomic,
 )
 from bgbot.formats.sgf import format_sgf, parse_sgf
 
@@ -68,7 +68,6 @@ __all__ = [
     "replay",
     "write_mat",
     "write_match",
-    "write_text_atomic",
 ]
 
 
@@ -137,4 +136,4 @@ def format_match(match: MatchRecord, fmt: str) -> str:
 
 def write_match(path: str | Path, match: MatchRecord, fmt: str | None = None) -> Path:
     """Write ``match`` to ``path`` as ``.mat`` or ``.sgf`` (from the suffix unless ``fmt``), atomically."""
-    return write_text_atomic(path, format_match(match, record_format(path, fmt)))
+    return fileio.write_text_atomic(path, format_match(match, record_format(path, fmt)), parents=True)

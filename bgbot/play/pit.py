@@ -804,10 +804,10 @@ def run_pit(
             from_journal = stats.executed == executed
             executed = stats.executed
             if save is not None:
-                from bgbot.formats.records import write_text_atomic
+                from bgbot.fileio import write_text_atomic
 
                 for rec in res["records"]:
-                    write_text_atomic(save / rec["name"], rec["text"])
+                    write_text_atomic(save / rec["name"], rec["text"], parents=True)
             for d in res["legs"]:
                 leg = _leg_from_dict(d)
                 tally.add(leg)
