@@ -29,4 +29,11 @@ $PY benchmarks/checker_error.py --checkpoint runs/s27/fit-cr-3e-4/refined.pt --d
 # 4. the candidate on step 1's dice, graded the same way
 $B pit "bgbot:ply=2,checkpoint=runs/s27/fit-cr-3e-4/refined.pt" gnubg:ply=0 --no-cube --games 800 --workers 2 --seed 101 \
   --quiet --save-games runs/s27/recs-cr --out runs/s27/pit-cr.json
-$PY benchmarks/loss_by_class.py runs/s27/recs-cr --decisions runs/s27/dec-cr.jsonl
+$PY benchmarks/loss_by_class.py runs/s27/recs-cr --decisions runs/s27/dec-cr.jsonl   # run here as two halves at once
+$PY benchmarks/judge_pairs.py runs/s27/dec-cr.jsonl --against runs/s27/dec2.jsonl
+# 5. the candidate's 2-ply pits on generation 9's seeds, paired
+for s in 1 2 3 4 5; do
+  $B pit "bgbot:ply=2,checkpoint=runs/s27/fit-cr-3e-4/refined.pt" gnubg:ply=0 --no-cube --games 2000 --workers 2 --seed $s \
+    --quiet --out runs/s27/pit_crro-2ply-s$s.json
+done
+$PY benchmarks/pit_pairs.py 'runs/s27/pit_crro-2ply-s*.json' 'checkpoints/bgbot-default-refine/pit_gen9-2ply-s*.json'
