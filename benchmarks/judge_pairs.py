@@ -35,7 +35,11 @@ def per_record(paths: Sequence[str]) -> tuple[dict[str, Counter[tuple[str, str]]
     per: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     moves: Counter[tuple[str, str]] = Counter()
     for path in paths:
-        for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SystemExit(f"cannot read the decision file {path!r}: {exc}") from None
+        for n, line in enumerate(text.splitlines(), 1):
             try:
                 r = json.loads(line)
                 if not r["counted"]:

@@ -51,3 +51,11 @@ def test_pits_without_common_records_are_refused(tmp_path: Path, records: list[s
     b = _decisions(tmp_path / "b.jsonl", [("g1", "bgbot-2ply", "race", 0.1), ("g2", "bgbot-2ply", "race", 0.1)])
     res = subprocess.run([sys.executable, str(SCRIPT), str(a), "--against", str(b)], capture_output=True, text=True)
     assert res.returncode != 0 and "records in both" in res.stderr
+
+
+def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    good = _decisions(tmp_path / "b.jsonl", [("g1", "bgbot-2ply", "race", 0.1)])
+    res = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "nope.jsonl"), "--against", str(good)],
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and "cannot read the decision file" in res.stderr and "nope.jsonl" in res.stderr
+    assert "Traceback" not in res.stderr
