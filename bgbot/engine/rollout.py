@@ -538,8 +538,8 @@ def row_seed(seed: int, row: int) -> int:
 
 def rollout_probs(
     evaluator: Evaluator, boards: NDArray[np.int8], settings: RolloutSettings, *, dice_per_row: bool = False,
-    dice_groups: NDArray[np.int64] | None = None,
-) -> NDArray[np.float32]:
+    dice_groups: NDArray[np.int64] | None = None, with_se: bool = False,
+) -> Any:
     """Cubeless rollouts of many positions in this process, all in one lock-step batch: ``(N, 5)``.
 
     Each row of ``boards`` is a position before its side on roll rolls; its figures are that side's
@@ -551,7 +551,10 @@ def rollout_probs(
     (:func:`row_seed`), so that the rows' noise is independent, as training labels need; with
     ``dice_groups`` (one integer a row) rows of one group share dice (the plays of one roll compared on
     common dice) and rows of different groups do not (group ``g`` rolls row ``g``'s dice of ``dice_per_row``).
-    ``settings.cubeful`` must be False.  What refinement labels with (``training.refine``);
+    ``settings.cubeful`` must be False.  With ``with_se`` it returns ``(probs, se)``: ``se`` (N,) is the
+    standard error of each row's cubeless equity over its trials (the sample deviation of the trials'
+    luck-adjusted equities over the root of their number; stratification makes it a slight overestimate).
+    What refinement and the label bank label with (``training.refine``);
     :func:`rollout` is the driver with standard errors, cube, executors and journal.
     """
     if settings.cubeful:
@@ -562,15 +565,22 @@ def rollout_probs(
     if dice_groups is not None and len(dice_groups) != len(boards):
         raise ConfigError(f"rollout_probs: {len(dice_groups)} dice groups for {len(boards)} rows")
     if len(boards) == 0:
-        return np.zeros((0, 5), dtype=np.float32)
+        empty = np.zeros((0, 5), dtype=np.float32)
+        return (empty, np.zeros(0, dtype=np.float32)) if with_se else empty
     starts = [Start(tuple(int(v) for v in b), root_on_roll=True) for b in boards]
     game = _Trials(evaluator, starts, _Score(None), settings, list(range(settings.trials)), settings.seed,
                    dice_keys=range(len(boards)) if dice_per_row else
                    None if dice_groups is None else [int(g) for g in dice_groups])
     game.run()
     figures = game.raw - game.luck if settings.luck else game.raw
-    mean = figures.reshape(len(boards), settings.trials, len(COLUMNS))[:, :, :5].mean(axis=1)
-    return make_consistent(mean.astype(np.float32))
+    per_trial = figures.reshape(len(boards), settings.trials, len(COLUMNS))
+    mean = per_trial[:, :, :5].mean(axis=1)
+    probs = make_consistent(mean.astype(np.float32))
+    if not with_se:
+        return probs
+    eq = per_trial[:, :, COLUMNS.index("cubeless_equity")]
+    se = eq.std(axis=1, ddof=1) / math.sqrt(settings.trials) if settings.trials > 1 else np.full(len(boards), np.inf)
+    return probs, se.astype(np.float32)
 
 
 def rollout_task(evaluator: Evaluator, payload: dict[str, Any], seed: int) -> dict[str, Any]:
