@@ -132,11 +132,12 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
     from training.gate import CHECKER, CUBE, checker_error, checker_losses, cube_agreement
 
     root = Path(__file__).resolve().parents[1]
-    g7, g6 = str(root / "checkpoints" / "bgbot-gen7.pt"), str(root / "checkpoints" / "bgbot-gen6.pt")
+    # new: the shipped model; old: its parent, generation 8 (both kept in checkpoints/)
+    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen8.pt")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
-    gen7, gen6 = Engine.load(g7), Engine.load(g6)
+    new_engine, old_engine = Engine.load(new), Engine.load(old)
     mean = {}
-    for name, engine in (("gen7", gen7), ("gen6", gen6)):
+    for name, engine in (("new", new_engine), ("old", old_engine)):
         losses = checker_losses(engine, rows, 1)
         assert len(losses) == 30 and all(x >= 0 for *_, x in losses)
         assert [c for c, *_ in losses] == [r["class"] for r in rows]
@@ -144,28 +145,29 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
         assert checker_error(engine, rows, 1)["all"] == pytest.approx(mean[name])
     script = root / "benchmarks" / "benchmark_pairs.py"
     out = tmp_path / "pairs.json"
-    proc = subprocess.run([sys.executable, str(script), g7, g6, "--against", g7, "--plies", "1", "--cube-plies", "1",
+    proc = subprocess.run([sys.executable, str(script), new, old, "--against", new, "--plies", "1", "--cube-plies", "1",
                            "--limit", "30", "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    same, other = (json.loads(out.read_text())["candidates"][c] for c in (g7, g6))
+    same, other = (json.loads(out.read_text())["candidates"][c] for c in (new, old))
     assert same["checker"]["1"]["diff"] == 0 and same["checker"]["1"]["se"] == 0
     assert same["checker"]["1"]["differ"] == 0 and same["cube"]["1"]["differ"] == 0
-    assert other["checker"]["1"]["diff"] == pytest.approx(mean["gen6"] - mean["gen7"])
-    assert other["checker"]["1"]["first"] == pytest.approx(mean["gen6"])
-    assert other["checker"]["1"]["second"] == pytest.approx(mean["gen7"])
+    assert other["checker"]["1"]["diff"] == pytest.approx(mean["old"] - mean["new"])
+    assert other["checker"]["1"]["first"] == pytest.approx(mean["old"])
+    assert other["checker"]["1"]["second"] == pytest.approx(mean["new"])
     cube_rows = [json.loads(line) for line in CUBE.read_text().splitlines() if line.strip()][:30]
-    agree = {name: cube_agreement(engine, cube_rows, 1)["agree"] for name, engine in (("gen7", gen7), ("gen6", gen6))}
-    assert other["cube"]["1"]["first"] == pytest.approx(agree["gen6"])
-    assert other["cube"]["1"]["diff"] == pytest.approx(agree["gen6"] - agree["gen7"])
+    engines = (("new", new_engine), ("old", old_engine))
+    agree = {name: cube_agreement(engine, cube_rows, 1)["agree"] for name, engine in engines}
+    assert other["cube"]["1"]["first"] == pytest.approx(agree["old"])
+    assert other["cube"]["1"]["diff"] == pytest.approx(agree["old"] - agree["new"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"position": "4HPwATDgc/ABMA", "dice": [3, 1]}\n{"position": "nope"}\n')
-    proc = subprocess.run([sys.executable, str(script), g7, "--against", g7, "--data", str(bad), "--cube-plies", ""],
+    proc = subprocess.run([sys.executable, str(script), new, "--against", new, "--data", str(bad), "--cube-plies", ""],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "bad.jsonl' is not a checker benchmark" in proc.stderr
     assert "line 1 lacks one of position, dice, moves" in proc.stderr
     bad.write_text('{"position": "nope", "dice": [3, 1], "moves": []}\n' * 2)  # well formed, not a position
-    proc = subprocess.run([sys.executable, str(script), g7, "--against", g7, "--data", str(bad), "--cube-plies", ""],
+    proc = subprocess.run([sys.executable, str(script), new, "--against", new, "--data", str(bad), "--cube-plies", ""],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "is not a benchmark file" in proc.stderr and "nope" in proc.stderr
