@@ -123,7 +123,7 @@ class FibsBoard:
         if self.player_may_double != self.opponent_may_double:
             owner = you if self.player_may_double else opp
         crawford = bool(
-            length and (length - 1) in score and not (self.forced_move or self.did_crawford)
+            length > 1 and (length - 1) in score and not (self.forced_move or self.did_crawford)
         )
         return MatchState(
             match_length=length,

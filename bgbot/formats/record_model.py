@@ -46,7 +46,7 @@ from typing import Literal, Protocol
 from bgbot import fileio
 from bgbot.errors import InvalidMoveError, RecordError, RecordMoveError, quote_input
 from bgbot.rules.dice import Dice
-from bgbot.rules.matchstate import MAX_CUBE, MatchState
+from bgbot.rules.matchstate import MAX_CUBE, MatchState, crawford_game
 from bgbot.rules.moves import legal_moves, parse_move
 from bgbot.rules.position import Outcome, Position
 
@@ -380,9 +380,10 @@ def replay(
                 f"game {g.number} starts at {g.score[0]}-{g.score[1]}, "
                 f"but the games before it make {score[0]}-{score[1]}",
             )
-        crawford = bool(length) and crawford_rule and not crawford_done and (length - 1) in score
+        crawford = crawford_rule and crawford_game(length, (score[0], score[1]), crawford_done)
         crawford_done = crawford_done or crawford
-        if g.crawford is not None and g.crawford != crawford:
+        # a 1-point match has no Crawford game; a file marking one there (as older bgbot wrote) changes nothing
+        if g.crawford is not None and g.crawford != crawford and length != 1:
             raise record_error(
                 source,
                 g.line,

@@ -10,6 +10,7 @@ import numpy as np
 from bgbot.errors import ConfigError
 from bgbot.play.bots.base import Bot
 from bgbot.play.table import DEFAULT_RULES, GameResult, Observer, Rules, play_game
+from bgbot.rules.matchstate import crawford_game
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def play_match(
     games: list[GameResult] = []
     g = 0
     while max(score) < length:
-        is_crawford = rules.crawford and not crawford_played and (length - 1) in score
+        is_crawford = rules.crawford and crawford_game(length, (score[0], score[1]), crawford_played)
         crawford_played = crawford_played or is_crawford
         res = play_game(
             bots, game_rng(g), match_rules, match_length=length, score=(score[0], score[1]),

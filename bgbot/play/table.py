@@ -20,20 +20,25 @@ pits rely on that).  Bots never see the generator.
 The referee (bgbot's own rules engine) checks every answer.  A bot that
 answers an illegal move, a position that is not one, or raises
 :class:`~bgbot.errors.BgbotError` (an external engine that died, timed out or
-sent garbage) **forfeits** the game: the other side wins ``cube value x 3``
-points (``x backgammon_counts``), the most the game could have cost at that
-cube, so a fault can never pay.  The fault (who, what was asked, the
+sent garbage) **forfeits** the game as if it resigned a backgammon: the other
+side wins ``cube value x 3`` points (``x backgammon_counts``), the most the
+game could have cost at that cube, so a fault can never pay; in a match no
+more than the winner needs for the match (:func:`forfeit_points`).  The fault (who, what was asked, the
 position, the dice and the message with the answer) is kept in the result.
 Bugs of in-process code (any other exception) are not swallowed.
 
 Rules (``docs/rules.md``): a player may double before rolling
 when the cube is centred or its own and below 64, except in the Crawford
-game; a pass ends the game at the current stake, a take turns the cube to
+game and, in a match, when the cube is dead for it (the current cube already
+gives it the match: every game of a 1-point match, the leader after the
+Crawford game), as gnubg's players never double there
+(:func:`~bgbot.rules.matchstate.cube_available`); a pass ends the game at the current stake, a take turns the cube to
 the taker.  Money options: the Jacoby rule (gammons count single until a
 double has been taken; automatic doubles do not turn the cube) and
 automatic doubles (each tie of the opening roll doubles the centred cube, up
 to ``Rules.auto_doubles`` times).  Matches use neither; the game after a
-player first reaches ``N - 1`` is the Crawford game (no cube).
+player first reaches ``N - 1`` is the Crawford game (no cube; a 1-point
+match has none, see :func:`~bgbot.rules.matchstate.crawford_game`).
 
 A move that has only one legal result is played by the referee without
 asking (no bot can choose otherwise); such turns are not counted as
@@ -53,7 +58,7 @@ from bgbot.errors import BgbotError, ConfigError, EngineError, Forfeit, IllegalM
 from bgbot.formats.records import RecordEntry
 from bgbot.play.bots.base import Bot
 from bgbot.rules.dice import Dice, opening_roll, roll_dice
-from bgbot.rules.matchstate import MAX_CUBE, MatchState
+from bgbot.rules.matchstate import MatchState, cube_available
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Outcome, Position, check_backgammon_counts
 
@@ -206,6 +211,24 @@ class GameResult(GameFacts):
 
 
 Observer = Callable[[RecordEntry, MatchState], None]
+
+
+def forfeit_points(cube: int, backgammon_counts: int, match_length: int = 0, winner_score: int = 0) -> int:
+    """What a forfeit gives the winner: a resignation of ``k`` times the ``cube`` (k = 1, 2 or 3).
+
+    In a money game ``k`` is ``backgammon_counts``, the most the game could
+    have cost.  In a match it is the smallest ``k`` that gives the winner
+    (with ``winner_score`` before the game) the match, if one does, else
+    ``backgammon_counts``: the same for the match as the most the game could
+    have cost, and never more points than the match needs.  gnubg records such
+    a game as a resignation (``Wins N points`` in ``.mat``, ``RE[W+NR]`` in SGF).
+    """
+    if match_length:
+        need = match_length - winner_score
+        for k in range(1, backgammon_counts + 1):
+            if k * cube >= need:
+                return k * cube
+    return cube * backgammon_counts
 
 
 def check_move(pos: Position, dice: Dice, answer: object, legal: np.ndarray, who: str) -> Position:
@@ -367,7 +390,7 @@ def play_game(
         for turn in range(1, rules.max_turns + 1):
             if turn > 1:
                 if (
-                    rules.cube and not crawford and owner in (-1, side) and cube < MAX_CUBE
+                    rules.cube and cube_available(match_length, score, cube, owner, side, crawford)
                 ) and ref.ask(side, "double", pos, None, state(side)):
                     counts["doubles"][side] += 1
                     note(RecordEntry(side, "double", pos, cube=2 * cube), side, doubled=True)
@@ -396,5 +419,9 @@ def play_game(
             pos, side = result, 1 - side
     except Forfeit as exc:
         assert exc.loser is not None  # the referee names the side it asked
-        return finish(1 - exc.loser, cube * rules.backgammon_counts, 0, "forfeit", turn, exc.fault)  # type: ignore[arg-type]
+        winner = 1 - exc.loser
+        return finish(
+            winner, forfeit_points(cube, rules.backgammon_counts, match_length, score[winner]), 0, "forfeit",
+            turn, exc.fault,
+        )
     return finish(None, 0, 0, "unfinished", rules.max_turns)

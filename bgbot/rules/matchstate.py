@@ -142,6 +142,8 @@ class MatchState:
             if min(self.score) >= self.match_length:
                 _bad(f"both players cannot have won: score {self.score!r} to {self.match_length}")
             if self.crawford:
+                if self.match_length == 1:
+                    _bad("a 1-point match has no Crawford game (both sides are 1-away from the start)")
                 if self.match_length - 1 not in self.score:
                     _bad(
                         f"crawford=True needs a player 1-away, score {self.score!r} to {self.match_length}"
@@ -215,11 +217,48 @@ class MatchState:
             jacoby=self.jacoby if jacoby is None else jacoby,
         )
 
+    @property
+    def may_double(self) -> bool:
+        """True when ``on_roll`` may usefully double now (gnubg's ``GetDPEq``); see :func:`cube_available`."""
+        return cube_available(
+            self.match_length, self.score, self.cube_value, self.cube_owner, self.on_roll, self.crawford
+        )
+
     def cube_owner_relative(self) -> Literal["center", "me", "opp"]:
         """Who owns the cube from ``on_roll``'s point of view."""
         if self.cube_owner == -1:
             return "center"
         return "me" if self.cube_owner == self.on_roll else "opp"
+
+
+def crawford_game(match_length: int, score: tuple[int, int], crawford_played: bool) -> bool:
+    """Whether the next game of a match at ``score`` (players 0 and 1) is the Crawford game.
+
+    It is the first game after a player reaches ``match_length - 1`` (gnubg's
+    ``ApplyGameOver``).  A 1-point match has none: both players are 1-away at
+    0-0 and every game is played as gnubg's post-Crawford play, with the cube
+    dead (:func:`cube_available`).  ``crawford_played``: the Crawford game is
+    already behind.
+    """
+    return match_length > 1 and not crawford_played and (match_length - 1) in score
+
+
+def cube_available(
+    match_length: int, score: tuple[int, int], cube: int, owner: int, player: int, crawford: bool
+) -> bool:
+    """Whether ``player`` (0/1, on roll before rolling) may double: gnubg's cube availability (``GetDPEq``).
+
+    The cube must be centred or ``player``'s and below 64.  In a match it is
+    also dead in the Crawford game and for a player whom the current cube
+    already gives the match (``score[player] + cube >= match_length``), which
+    covers a 1-point match and the leader after the Crawford game: doubling
+    there cannot gain, so gnubg's players never do and bgbot never offers it.
+    """
+    if owner not in (-1, player) or cube >= MAX_CUBE:
+        return False
+    if not match_length:
+        return True
+    return not crawford and score[player] + cube < match_length
 
 
 def _plain(value: object) -> object:
