@@ -6,7 +6,7 @@ of the two candidates' ppg cancels most of the dice's noise::
 
     for s in $(seq 1 14); do bgbot pit bgbot:ply=1,checkpoint=M gnubg:ply=0 --no-cube --games 2000 \\
         --workers 2 --seed $s --out runs/pits/M/s$s.json; done
-    python benchmarks/pit_pairs.py 'runs/pits/M/s*.json' 'checkpoints/bgbot-gen7-refine/pit_gen7-1ply-s*.json'
+    python benchmarks/pit_pairs.py 'runs/pits/M/s*.json' 'runs/pits/default/s*.json'
 
 Prints each side's mean ppg over the seeds both have, with its standard error over seeds, and the mean
 paired difference (first minus second) with its standard error.

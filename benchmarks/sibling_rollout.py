@@ -1,8 +1,9 @@
 """How far a network's 1-, 2- and 3-ply values of one roll's plays are from a rollout's, relative to each other.
 
 A checker play reads only the differences between the plays of one roll.  This takes positions from
-saved games (`bgbot pit ... --save-games DIR`, contact positions, as ``configs/refine/rollout-siblings.toml``
-labels them), gives each a random roll, keeps its best plays by 1-ply (``--candidates``), and rolls every
+saved games (`bgbot pit ... --save-games DIR`, contact positions, as ``generate --records DIR --candidates K``
+with ``common_dice`` labels them), gives each a random roll, keeps its best plays by 1-ply
+(``--candidates``), and rolls every
 play out twice on common dice within the roll (two seeds, ``--trials`` each, 1-ply play, truncated after
 ``--truncate`` plies at the network's value).  Each value is measured from its roll's mean (the mover's
 equity, millipoints are thousandths of a point).  It prints the rollout's own noise (from the two
@@ -10,7 +11,7 @@ halves), each ply's rms distance from the rollout (and with the noise taken out)
 ply's best play is the rollout's.  The rollout is bgbot's own (its play and its network at the leaves),
 so this says how much a rollout label corrects each search's ranking, not which is right.
 
-    python benchmarks/sibling_rollout.py runs/g10/recs --positions 200 --trials 288
+    python benchmarks/sibling_rollout.py runs/recs --positions 200 --trials 288
 """
 
 from __future__ import annotations

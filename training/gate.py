@@ -67,7 +67,7 @@ CUBE_PLIES = (1, 2, 3)
 CUBE_SLACK = 1.0
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
-# "cubeful-lookahead" predate its cubeless tie-break (session 11: 3-ply double/take came out too high
+# "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
 # where tied plays stood in for the double/take tree). Neither is reused.
 CUBE_METHOD = "cubeful-lookahead-tiebreak"
 

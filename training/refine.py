@@ -27,7 +27,7 @@ What gnubg did after its first TD network, on this machine's budget:
    against gnubg by ``benchmarks/label_quality.py``); with ``common_dice``
    the plays of one roll are rolled out on the same dice, so their
    differences, what a choice reads, are far less noisy than their values
-   (``configs/refine/rollout-siblings.toml``).
+   (tried in ``docs/training.md``).
    Positions and labels go to ``DIR/data/chunk-NNNNN.npz`` one chunk at a
    time, written atomically; chunk ``k`` is seeded by ``(seed, k)`` so a
    killed run resumes at the first missing chunk and makes the same data.
@@ -45,8 +45,8 @@ What gnubg did after its first TD network, on this machine's budget:
 
 4. **Average** (``average``): the weighted mean of the weights of networks of one family (the same
    start, trained on in different ways): generation 6 is generation 5's refit averaged with the
-   self-play network it was refitted from, trained on for more games (the commands are in
-   ``configs/td256b.toml``). Such a mean keeps much of what each branch learnt
+   self-play network it was refitted from, trained on for more games (``docs/model.md``). Such a mean
+   keeps much of what each branch learnt
    ("model soups"): the refit's sharp 1-ply choices and self-play's consistent lookahead and gammons.
 
 5. **Ensemble** (``ensemble``): networks of independent starts (``fit`` with ``fresh``) as one wide
@@ -274,7 +274,7 @@ def holding_mask(boards: NDArray[np.int8]) -> NDArray[np.bool_]:
     Rows ``(N, 26)`` from the side on roll's view.  "Back" checkers of a side are its checkers in the
     other side's home board or on its bar; a side has escaped when it has none.  These are the
     bear-ins and bear-offs against an anchor or a back game, where the network's values were
-    furthest from rollouts (``benchmarks/loss_by_class.py``; BENCHMARKS.md, session 12).
+    furthest from rollouts (``benchmarks/loss_by_class.py``; ``docs/training.md``).
     """
     b = boards.astype(np.int16)
     my_back = np.clip(b[:, 19:26], 0, None).sum(axis=1)  # my checkers on their home board (my 19-24) and my bar
