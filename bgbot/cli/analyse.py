@@ -21,7 +21,7 @@ from bgbot.cli.options import add_filter_option
 if TYPE_CHECKING:
     from bgbot.engine.analyse import MatchAnalysis
 
-__all__ = ["add_parser", "html_report", "timeline_png"]
+__all__ = ["GNUBG_MARK", "add_parser", "html_report", "timeline_png"]
 
 
 def _whole(text: str) -> int:
@@ -70,34 +70,58 @@ def timeline_png(analysis: MatchAnalysis) -> bytes:
     return buf.getvalue()
 
 
+#: gnubg's names for bgbot's marks (gnubg's ``show analysis``: doubtful, bad, very bad)
+GNUBG_MARK = {"doubtful": "doubtful", "error": "bad", "blunder": "very bad"}
+
+
+def _mistakes_html(analysis: MatchAnalysis, mistakes: int) -> str:
+    """Each player's ``mistakes`` costliest marked decisions (errors from that player's view), one table each.
+
+    A decision is marked as gnubg marks it: doubtful, bad (bgbot: error) or very bad (bgbot: blunder) from the
+    thresholds of the analysis; the heading says how many of the player's decisions are marked and how many of
+    them are listed, so that "none marked" is only ever said of a player with no marked decision.
+    """
+    t = analysis.thresholds
+    parts = [
+        f"<p>Marks as gnubg's: doubtful &ge; {t.doubtful:.3f}, bad (error) &ge; {t.error:.3f}, "
+        f"very bad (blunder) &ge; {t.blunder:.3f} EMG lost.</p>"
+    ]
+    head = (
+        "<tr><th>game</th><th>turn</th><th>dice</th><th>played</th><th>better</th><th>EMG lost</th>"
+        "<th>mark</th><th>position</th></tr>"
+    )
+    for i, p in enumerate(analysis.players):
+        marked = sum(p.checker_marks.values()) + sum(p.cube_marks.values())
+        worst = analysis.mistakes(i, mistakes)
+        name = html.escape(p.name)
+        if not marked:
+            parts.append(f'<h3>{name}</h3>\n<p class="marked" data-player="{i}" data-marked="0">none marked</p>')
+            continue
+        shown = "all" if len(worst) == marked else f"the {len(worst)} biggest" if worst else "none"
+        parts.append(
+            f'<h3>{name}</h3>\n<p class="marked" data-player="{i}" data-marked="{marked}">'
+            f"{marked} marked decision{'s' if marked != 1 else ''}; {shown} listed</p>"
+        )
+        if not worst:
+            continue
+        rows = []
+        for d in worst:
+            dice = f"{d.dice[0]}{d.dice[1]}" if d.dice else ""
+            mark = f"{GNUBG_MARK[d.skill]} ({d.skill})" if d.skill != "doubtful" else d.skill
+            cells = (d.game, d.turn, dice, d.played, d.best, f"{d.error:.3f}", mark, d.position.gnubg_id())
+            rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in cells) + "</tr>")
+        parts.append(f'<table class="mistakes" data-player="{i}">{head}\n' + "\n".join(rows) + "\n</table>")
+    return "\n".join(parts)
+
+
 def html_report(analysis: MatchAnalysis, mistakes: int = 10) -> str:
-    """A self-contained HTML page: the statistics, each player's biggest mistakes, and the graph (embedded PNG)."""
+    """A self-contained HTML page: the statistics, each player's biggest mistakes, and the graph (embedded PNG).
+
+    Positions are gnubg Position IDs from the side on roll's view; errors are from the deciding player's view.
+    """
     png = base64.b64encode(timeline_png(analysis)).decode("ascii")
     m = analysis.match
     title = f"{m.names[0]} vs {m.names[1]}" + (f", {m.length}-point match" if m.length else ", money session")
-    rows = []
-    for i, p in enumerate(analysis.players):
-        for d in analysis.mistakes(i, mistakes):
-            dice = f"{d.dice[0]}{d.dice[1]}" if d.dice else ""
-            rows.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{html.escape(str(x))}</td>"
-                    for x in (
-                        p.name,
-                        d.game,
-                        d.turn,
-                        dice,
-                        d.played,
-                        d.best,
-                        f"{d.error:.3f}",
-                        d.skill,
-                        d.position.gnubg_id(),
-                    )
-                )
-                + "</tr>"
-            )
-    table = "\n".join(rows) or "<tr><td colspan=9>no marked decision</td></tr>"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;margin:2em}} pre{{background:#f6f6f6;padding:1em}}
@@ -109,10 +133,7 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;f
 <h2>Statistics</h2>
 <pre>{html.escape(analysis.text(mistakes=0))}</pre>
 <h2>Biggest mistakes</h2>
-<table><tr><th>player</th><th>game</th><th>turn</th><th>dice</th><th>played</th><th>better</th><th>EMG lost</th>
-<th>mark</th><th>position</th></tr>
-{table}
-</table>
+{_mistakes_html(analysis, mistakes)}
 </body></html>
 """
 

