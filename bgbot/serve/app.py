@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from bgbot import __version__
 from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError, RequestLimitError, quote_input
+from bgbot.serve.board import board_router
 from bgbot.serve.schema import (
     SCHEMA_VERSION,
     AnalyseBody,
@@ -345,6 +346,7 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
     async def index() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
+    app.include_router(board_router(service))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.add_middleware(BodyLimit, limit=cfg.max_body, paths={"/v1/analyse": cfg.max_record_body})
     return app
