@@ -161,3 +161,7 @@ def is_interrupt(exc: BaseException | None) -> bool:
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return False
+
+
+class LabelBankError(BgbotError):
+    """A label bank that cannot be used: a missing, damaged or foreign shard, a bad manifest (names the file)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
+from bgbot.cli.label import add_parser as add_label_parser
 from bgbot.cli.options import add_cube_options, add_filter_option, cube_state_from_args
 from bgbot.cli.rollout import add_parser as add_rollout_parser
 from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt, quote_input
@@ -575,6 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_commands(sub)
     add_rollout_parser(sub)
     add_analyse_parser(sub)
+    add_label_parser(sub)
     _add_pit_commands(sub)
     _add_chouette_command(sub)
     from bgbot.cli import serve as _serve_cli

@@ -1,0 +1,146 @@
+"""``bgbot label``: grow the label bank; ``bgbot label verify SHARD``; ``bgbot label stats``.
+
+The generator (:mod:`bgbot.labels.generate`) runs for a wall-clock budget at low priority (nice 19) with
+one worker by default, so that it can run beside other work all day; the bank defaults to
+``training/labels/`` of the clone bgbot runs from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from bgbot.errors import ConfigError
+
+__all__ = ["add_parser", "default_bank"]
+
+
+def default_bank() -> Path:
+    """The repository's bank, ``training/labels/`` next to ``bgbot/`` (a clone), else a ConfigError."""
+    import bgbot
+
+    root = Path(bgbot.__file__).resolve().parents[1]
+    if not (root / "training").is_dir():
+        raise ConfigError(f"no label bank next to this install ({str(root)!r} has no training/): give --bank DIR")
+    return root / "training" / "labels"
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
+    return v
+
+
+def _whole(text: str) -> int:
+    from bgbot.errors import ascii_int
+
+    try:
+        v = ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return v
+
+
+def _settings(args: argparse.Namespace) -> object:
+    from bgbot.labels.generate import LabelSettings
+
+    over = {k: getattr(args, k) for k in ("trials", "truncate", "batch", "pool") if getattr(args, k) is not None}
+    if args.luck is not None:
+        over["luck"] = args.luck
+    return LabelSettings(**over)
+
+
+def _cmd_label(args: argparse.Namespace) -> int:
+    from bgbot.engine.executor import parse_executor
+    from bgbot.labels.generate import generate
+
+    bank = Path(args.bank) if args.bank else default_bank()
+    settings = _settings(args)
+    parse_executor(args.executor)
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {args.workers!r}")
+    if args.nice:
+        os.nice(max(0, args.nice - os.nice(0)))  # workers spawned from here inherit it
+    entries = generate(bank, args.minutes, settings=settings, model=args.checkpoint, seed=args.seed,  # type: ignore[arg-type]
+                       workers=args.workers, executor=args.executor, shard_minutes=args.shard_minutes,
+                       max_shards=args.max_shards, progress=not args.quiet)
+    n = sum(int(e["count"]) for e in entries)
+    print(f"{n} labels in {len(entries)} new shards of {str(bank)!r}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from bgbot.labels.generate import verify
+
+    bank = Path(args.bank) if args.bank else Path(args.shard).parent
+    n, diff = verify(bank, args.shard, args.first, model=args.checkpoint)
+    if diff == 0.0:
+        print(f"{args.shard}: the first {n} labels made again are equal to the stored ones")
+        return 0
+    print(f"{args.shard}: the first {n} labels made again differ from the stored ones by up to {diff:.3g}",
+          file=sys.stderr)
+    return 1
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from bgbot.labels.bank import SOURCES, check_bank, load_bank
+    from bgbot.rules.position import PositionClass
+
+    bank = Path(args.bank) if args.bank else default_bank()
+    entries = check_bank(bank)
+    labels = load_bank(bank, verify=False)
+    out = {
+        "bank": str(bank),
+        "shards": len(entries),
+        "labels": int(sum(int(e["count"]) for e in entries)),
+        "positions": len(labels),
+        "bytes": int(sum((bank / e["file"]).stat().st_size for e in entries)),
+        "by_class": {PositionClass(c).name.lower(): int((labels.cls == c).sum()) for c in np.unique(labels.cls)},
+        "by_source": {SOURCES[s]: int((labels.source == s).sum()) for s in np.unique(labels.source)},
+        "rms_se": float(np.sqrt((labels.se.astype(np.float64) ** 2).mean())) if len(labels) else None,
+    }
+    print(json.dumps(out, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``label`` (with its ``verify`` and ``stats`` actions) to the ``bgbot`` command."""
+    s = sub.add_parser("label", help="grow the label bank: rollout labels of positions worth learning")
+    s.add_argument("--bank", help="the bank folder (default: training/labels/ of this clone)")
+    s.add_argument("--minutes", type=_positive, default=10.0, help="wall-clock budget (default 10)")
+    s.add_argument("--shard-minutes", type=_positive, default=5.0, help="write a shard this often (default 5)")
+    s.add_argument("--max-shards", type=_whole, help="stop after this many shards")
+    s.add_argument("--seed", type=_whole, default=1, help="shards of a seed go on from its last one (default 1)")
+    s.add_argument("--workers", type=_whole, default=1, help="worker processes (default 1)")
+    s.add_argument("--executor", default="local", help="local (default), ray, ray://HOST:PORT")
+    s.add_argument("--nice", type=_whole, default=19, help="run at this niceness (default 19; 0 leaves it)")
+    s.add_argument("--checkpoint", help="labelling model (default: the shipped model)")
+    s.add_argument("--trials", type=_whole, help="rollout trials a position (a multiple of 36)")
+    s.add_argument("--truncate", type=_whole, help="plies before the network values the leaf (0: to the end)")
+    s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None, help="luck adjustment")
+    s.add_argument("--batch", type=_whole, help="positions a task")
+    s.add_argument("--pool", type=_whole, help="positions sampled a shard (its most rows)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_label)
+    acts = s.add_subparsers(dest="label_action", metavar="{verify,stats}")
+    v = acts.add_parser("verify", help="label a shard's first rows again from its provenance and compare")
+    v.add_argument("shard", help="a shard file (shard-SSSSSSSS-KKKKK.npz)")
+    v.add_argument("--first", type=_whole, default=64, help="rows to label again (default 64)")
+    v.add_argument("--checkpoint", help="the model that made the shard (default: the shipped model)")
+    v.add_argument("--bank", help="the bank that lists it (default: the shard's folder)")
+    v.set_defaults(func=_cmd_verify)
+    t = acts.add_parser("stats", help="check every shard and count the bank's labels")
+    t.add_argument("--bank", help="the bank folder (default: training/labels/ of this clone)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=_cmd_stats)
