@@ -72,7 +72,9 @@ __all__ = [
 
 
 FORMATS = ("mat", "sgf")
-MAX_RECORD_BYTES = 50_000_000  # far above any real match; a bigger file is not a record
+# 8 MiB: about 50 times gnubg's SGF of a whole analysed match (tests/data/analyse/m01.sgf is 172 KB); the file is
+# read no further than this, so an endless stream (a pipe, a device, a file still growing) fails at once
+MAX_RECORD_BYTES = 8 * 1024 * 1024
 
 
 def record_format(path: str | Path, fmt: str | None = None) -> str:
@@ -101,18 +103,22 @@ def parse_match(text: str, fmt: str, source: str = "") -> MatchRecord:
 def read_match(path: str | Path, fmt: str | None = None) -> MatchRecord:
     """Read a ``.mat`` or gnubg ``.sgf`` file into a replayed :class:`MatchRecord` (format from the suffix).
 
-    A missing, unreadable, binary, corrupt or truncated file, an unknown
-    property or an illegal move is one :class:`~bgbot.errors.RecordError`
-    naming the file and line.
+    A missing, unreadable, binary, corrupt or truncated file, one over
+    :data:`MAX_RECORD_BYTES` (8 MiB, never read further), an unknown property
+    or an illegal move is one :class:`~bgbot.errors.RecordError` naming the
+    file (and the line).
     """
     p = Path(path)
     kind = record_format(p, fmt)
     try:
-        if p.stat().st_size > MAX_RECORD_BYTES:
-            raise RecordError(f"{str(p)!r} is {p.stat().st_size:,} bytes: too big for a game record")
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            raw = f.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
         raise RecordError(f"cannot read the record {str(p)!r}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(
+            f"{str(p)!r} is more than {MAX_RECORD_BYTES:,} bytes (8 MiB): too big for a game record, not read further"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

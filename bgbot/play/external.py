@@ -97,7 +97,8 @@ def answer(bot: Bot, line: str, *, jacoby: bool = False) -> str | None:
         if state.doubled:
             return "take" if bot.take(pos, state) else "drop"
         if state.dice is None:
-            return "double" if bot.double(pos, state) else "roll"
+            # a dead cube (Crawford game, a 1-point match, a cube that already wins the match) is never turned
+            return "double" if state.may_double and bot.double(pos, state) else "roll"
         legal = successors(pos, state.dice)
         if not legal:
             return ""
