@@ -1,6 +1,7 @@
-// bgbot's web board: draws positions as SVG and asks the server for everything else (no rules in here).
-// A board is 26 signed counts from the side on roll's view: 1..24 its points (its checkers positive, white,
-// moving 24 -> 1 with home at the bottom right), 25 its bar, 0 the opponent's bar (negative).
+// bgbot's web board: draws what the server answers and sends what the person clicks. No rules in here: the
+// server (/v1/board, bgbot/serve/board.py) says which actions and which checker hops are legal.
+// A board is 26 signed counts from the bottom player's view: 1..24 its points (its checkers positive, white,
+// moving 24 -> 1 with home at the bottom right), 25 its bar, 0 the top player's bar (negative).
 "use strict";
 
 const W = 800, H = 440, M = 10, PW = 50, BAR = 40, TRAY = 60, R = 18;
@@ -15,8 +16,7 @@ function el(name, attrs, text) {
   return e;
 }
 
-// the board from the other side's view
-function flip(b) {
+function flip(b) {  // the board from the other side's view
   const out = new Array(26);
   for (let i = 0; i < 26; i++) out[i] = -b[25 - i];
   return out;
@@ -34,12 +34,22 @@ function drawChecker(g, cx, cy, mine, label) {
   g.appendChild(el("circle", {cx, cy, r: R, class: mine ? "ck-mine" : "ck-theirs",
     fill: mine ? "#f4efe1" : "#2b2b2b", stroke: mine ? "#8a7a5a" : "#000", "stroke-width": 2}));
   if (label) g.appendChild(el("text", {x: cx, y: cy + 5, "text-anchor": "middle", "font-size": 15,
-    fill: mine ? "#222" : "#eee", "font-weight": 700}, label));
+    fill: mine ? "#222" : "#eee", "font-weight": 700, "pointer-events": "none"}, label));
 }
 
-const shown = {board: null};  // the board on screen, from the side on roll's view
+function drawDie(svg, x, y, value, used, dark) {
+  svg.appendChild(el("rect", {x, y, width: 40, height: 40, rx: 6, fill: dark ? "#2b2b2b" : "#fff",
+    stroke: "#333", class: "die", "data-value": value, opacity: used ? 0.35 : 1}));
+  svg.appendChild(el("text", {x: x + 20, y: y + 28, "text-anchor": "middle", "font-size": 24, "font-weight": 700,
+    fill: dark ? "#eee" : "#222", opacity: used ? 0.35 : 1}, String(value)));
+}
 
-function drawBoard(board, dice) {
+// ---- what is on screen: the board and its state (mirrored as data attributes on #board)
+const shown = {board: null, mode: "analyse"};
+
+// opts: {dice, diceLeft, botDice, cube: {value, owner: "center"|"bottom"|"top"}, score: text, crawford}
+function drawBoard(board, opts) {
+  const o = opts || {};
   shown.board = board.slice();
   const svg = $("board");
   svg.innerHTML = "";
@@ -48,15 +58,16 @@ function drawBoard(board, dice) {
   svg.appendChild(el("rect", {x: M + inner + BAR, y: M, width: inner, height: H - 2 * M, fill: "#c9a66b"}));
   svg.appendChild(el("rect", {x: M + inner, y: M, width: BAR, height: H - 2 * M, fill: "#4a3627"}));
   const tx = M + 2 * inner + BAR + 8;
-  svg.appendChild(el("rect", {x: tx, y: M, width: TRAY - 8, height: H - 2 * M, fill: "#4a3627"}));
+  svg.appendChild(el("rect", {x: tx, y: M, width: TRAY - 8, height: H - 2 * M, fill: "#4a3627",
+    "data-slot": "off"}));
   for (let p = 1; p <= 24; p++) {
     const x = pointX(p), top = p >= 13;
     const y0 = top ? M : H - M, y1 = top ? M + 170 : H - M - 170;
     const color = p % 2 ? "#8c2f2f" : "#e9dcc0";
     svg.appendChild(el("polygon", {points: `${x},${y0} ${x + PW},${y0} ${x + PW / 2},${y1}`, fill: color,
-      "data-point": p}));
+      "data-point": p, class: "point"}));
     svg.appendChild(el("text", {x: x + PW / 2, y: top ? M - 1 + 12 : H - M - 3, "text-anchor": "middle",
-      "font-size": 10, fill: "#222"}, String(p)));
+      "font-size": 10, fill: "#222", "pointer-events": "none"}, String(p)));
     const n = board[p];
     if (!n) continue;
     const g = el("g", {"data-point": p, "data-count": n});
@@ -68,7 +79,7 @@ function drawBoard(board, dice) {
     svg.appendChild(g);
   }
   const bx = M + inner + BAR / 2;
-  if (board[25] > 0) {  // the side on roll's checkers on the bar, entering at the top right
+  if (board[25] > 0) {  // the bottom player's checkers on the bar, entering at the top right
     const g = el("g", {"data-point": 25, "data-count": board[25]});
     drawChecker(g, bx, H / 2 - 60, true, board[25] > 1 ? String(board[25]) : "");
     svg.appendChild(g);
@@ -81,22 +92,47 @@ function drawBoard(board, dice) {
   let mine = 0, theirs = 0;
   for (let i = 0; i < 26; i++) { if (board[i] > 0) mine += board[i]; else theirs -= board[i]; }
   svg.appendChild(el("text", {x: tx + (TRAY - 8) / 2, y: H - M - 12, "text-anchor": "middle", fill: "#f4efe1",
-    "font-size": 13, id: "off-mine"}, `off ${15 - mine}`));
+    "font-size": 13, id: "off-mine", "pointer-events": "none"}, `off ${15 - mine}`));
   svg.appendChild(el("text", {x: tx + (TRAY - 8) / 2, y: M + 22, "text-anchor": "middle", fill: "#aaa",
-    "font-size": 13, id: "off-theirs"}, `off ${15 - theirs}`));
-  if (dice) {
-    dice.forEach((d, i) => {
-      const x = M + inner + BAR + inner / 2 - 50 + i * 60, y = H / 2 - 20;
-      svg.appendChild(el("rect", {x, y, width: 40, height: 40, rx: 6, fill: "#fff", stroke: "#333", class: "die"}));
-      svg.appendChild(el("text", {x: x + 20, y: y + 28, "text-anchor": "middle", "font-size": 24,
-        "font-weight": 700}, String(d)));
-    });
+    "font-size": 13, id: "off-theirs", "pointer-events": "none"}, `off ${15 - theirs}`));
+  if (o.dice) {
+    const left = (o.diceLeft || o.dice).slice();
+    const dice = o.dice[0] === o.dice[1] ? [o.dice[0], o.dice[0], o.dice[0], o.dice[0]] : o.dice;
+    const used = dice.map((d) => { const i = left.indexOf(d); if (i >= 0) { left.splice(i, 1); return false; } return true; });
+    dice.forEach((d, i) => drawDie(svg, M + inner + BAR + inner / 2 - 25 * dice.length + 10 + i * 50, H / 2 - 20, d, used[i]));
+  }
+  if (o.botDice) {
+    o.botDice.forEach((d, i) => drawDie(svg, M + inner / 2 - 45 + i * 50, H / 2 - 20, d, true, true));
+  }
+  if (o.cube) {  // the cube: on the bar when centred, at its owner's side otherwise
+    const cy = o.cube.owner === "top" ? M + 8 : o.cube.owner === "bottom" ? H - M - 44 : H / 2 - 18;
+    const g = el("g", {id: "cube-face", "data-value": o.cube.value, "data-owner": o.cube.owner});
+    g.appendChild(el("rect", {x: bx - 18, y: cy, width: 36, height: 36, rx: 5, fill: o.crawford ? "#999" : "#fffbe8",
+      stroke: "#222", "stroke-width": 2}));
+    g.appendChild(el("text", {x: bx, y: cy + 25, "text-anchor": "middle", "font-size": o.cube.value >= 10 ? 15 : 20,
+      "font-weight": 700}, o.crawford ? "C" : String(o.cube.value === 1 ? 64 : o.cube.value)));
+    svg.appendChild(g);
+  }
+  if (o.score) {
+    svg.appendChild(el("text", {x: M + inner + BAR + inner / 2, y: H / 2 + 42, "text-anchor": "middle",
+      "font-size": 13, fill: "#3b2f2a", id: "score-text", "font-weight": 600}, o.score));
   }
 }
 
-async function api(path, body) {
-  const r = await fetch(path, {method: "POST", headers: {"content-type": "application/json"},
-    body: JSON.stringify(body)});
+// the state of what is shown, for tests and tools (see index.html)
+function setState(attrs, idsText) {
+  const b = $("board");
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined) b.removeAttribute(`data-${k}`);
+    else b.setAttribute(`data-${k}`, String(v));
+  }
+  $("ids").textContent = idsText;
+}
+
+async function api(path, body, method) {
+  const init = {method: method || "POST", headers: {"content-type": "application/json"}};
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const r = await fetch(path, init);
   const data = await r.json();
   if (!r.ok) {
     const msg = data.error ? `${data.error.field ? data.error.field + ": " : ""}${data.error.message}` : r.statusText;
@@ -109,20 +145,59 @@ function showError(e) { $("error").textContent = e ? String(e.message || e) : ""
 const pct = (v) => (100 * v).toFixed(1);
 const sgn = (v) => (v >= 0 ? "+" : "") + v.toFixed(3);
 
+// ---- analysing a position ----------------------------------------------------------------------------
 function dice() { return [Number($("die1").value), Number($("die2").value)]; }
+
+function showPosition(s, d) {
+  shown.mode = "analyse";
+  drawBoard(s.board, {dice: d});
+  setState({"position-id": s.position, xgid: s.xgid, pips: `${s.pips[0]} ${s.pips[1]}`,
+    cube: s.state ? `${s.state.cube.value} ${s.state.cube.owner}` : "1 center",
+    score: s.state ? `${s.state.score[0]} ${s.state.score[1]} ${s.state.match}` : "0 0 0",
+    dice: d ? d.join(" ") : null, crawford: s.state && s.state.crawford ? 1 : 0, phase: null, mode: "analyse"},
+  `Position ID: ${s.position}   ${s.xgid}\npips ${s.pips[0]} (on roll) - ${s.pips[1]}`);
+  $("ids").dataset.position = s.position;
+}
 
 async function load(keepDice) {
   showError("");
   try {
     const s = await api("/v1/show", {position: $("position").value.trim()});
     if (keepDice !== true && s.state && s.state.dice) { $("die1").value = s.state.dice[0]; $("die2").value = s.state.dice[1]; }
-    drawBoard(s.board, dice());
-    $("ids").textContent = `Position ID: ${s.position}   ${s.xgid}\npips ${s.pips[0]} (on roll) - ${s.pips[1]}`;
-    $("ids").dataset.position = s.position;
+    showPosition(s, dice());
     $("moves").querySelector("tbody").innerHTML = "";
     $("result-info").textContent = "";
     return s;
   } catch (e) { showError(e); return null; }
+}
+
+function fillMoves(body, moves, onClick) {
+  body.innerHTML = "";
+  for (const m of moves) {
+    const tr = document.createElement("tr");
+    tr.className = "move-row";
+    tr.dataset.result = m.result;
+    tr.dataset.move = m.move;
+    const p = m.probs;
+    const eq = m.mwc !== null && m.mwc !== undefined ? `${sgn(m.equity)} (${pct(m.mwc)}%)` : sgn(m.equity);
+    for (const v of [m.rank, m.move, eq, m.rank === 1 ? "" : sgn(m.diff), pct(p.win),
+      pct(p.win_gammon), pct(p.win_backgammon), pct(p.lose_gammon), pct(p.lose_backgammon)]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    tr.children[1].className = "mv";
+    if (onClick) tr.addEventListener("click", () => onClick(tr));
+    body.appendChild(tr);
+  }
+}
+
+function cubeTable(cube) {  // equities (and MWC in a match) of the three cube actions
+  const mwc = (v) => (v === null || v === undefined ? "" : ` (${pct(v)}%)`);
+  const rows = [["No double", cube.equity_no_double, cube.mwc_no_double],
+    ["Double, take", cube.equity_double_take, cube.mwc_double_take],
+    ["Double, pass", cube.equity_double_pass, cube.mwc_double_pass]].filter((r) => r[1] !== null);
+  return `<table>${rows.map((r) => `<tr><td>${r[0]}</td><td>${sgn(r[1])}${mwc(r[2])}</td></tr>`).join("")}</table>`;
 }
 
 async function analyse() {
@@ -134,47 +209,142 @@ async function analyse() {
       api("/v1/move", {position, dice: dice(), ply}),
       s.game_over ? null : api("/v1/cube", {position, ply}),
     ]);
-    const body = $("moves").querySelector("tbody");
-    body.innerHTML = "";
-    for (const m of mv.moves) {
-      const tr = document.createElement("tr");
-      tr.className = "move-row";
-      tr.dataset.result = m.result;
-      tr.dataset.move = m.move;
-      const p = m.probs;
-      for (const v of [m.rank, m.move, sgn(m.equity), m.rank === 1 ? "" : sgn(m.diff), pct(p.win),
-        pct(p.win_gammon), pct(p.win_backgammon), pct(p.lose_gammon), pct(p.lose_backgammon)]) {
-        const td = document.createElement("td");
-        td.textContent = v;
-        tr.appendChild(td);
-      }
-      tr.children[1].className = "mv";
-      tr.addEventListener("click", () => showResult(tr));
-      body.appendChild(tr);
-    }
+    fillMoves($("moves").querySelector("tbody"), mv.moves, showResult);
     $("moves").dataset.kind = mv.equity_kind;
     if (cube) {
-      const rows = [["No double", cube.equity_no_double], ["Double, take", cube.equity_double_take],
-        ["Double, pass", cube.equity_double_pass]].filter((r) => r[1] !== null);
-      $("cube").innerHTML = `<div class="decision" id="cube-decision"></div><table>${rows.map((r) =>
-        `<tr><td>${r[0]}</td><td>${sgn(r[1])}</td></tr>`).join("")}</table>`;
+      $("cube").innerHTML = `<div class="decision" id="cube-decision"></div>${cubeTable(cube)}`;
       $("cube-decision").textContent = `${cube.decision_text} (win ${pct(cube.probs.win)}%, cubeless ${sgn(cube.cubeless_equity)})`;
     }
   } catch (e) { showError(e); }
 }
 
 async function showResult(tr) {
-  document.querySelectorAll("tr.move-row.selected").forEach((r) => r.classList.remove("selected"));
+  document.querySelectorAll("#moves tr.move-row.selected").forEach((r) => r.classList.remove("selected"));
   tr.classList.add("selected");
   try {
     const s = await api("/v1/show", {position: tr.dataset.result});
+    shown.mode = "analyse";
     drawBoard(flip(s.board), null);  // the mover's view of the position after its move
     $("result-info").textContent = `after ${tr.dataset.move}: ${s.position} (opponent on roll)`;
     $("result-info").dataset.result = s.position;
   } catch (e) { showError(e); }
 }
 
-// ---- setting a position up by dragging checkers (edit mode); the server checks and names the result
+// ---- a game against bgbot: the server keeps it, the page draws its state ---------------------------------
+const game = {id: null, state: null, busy: false};
+const OWNER = {center: "center", you: "bottom", bgbot: "top"};
+
+function render(st) {
+  game.state = st;
+  shown.mode = "play";
+  const t = st.turn;
+  const score = st.match ? `you ${st.score[0]} - bgbot ${st.score[1]} (${st.match}-point match${st.crawford ? ", Crawford" : ""})`
+    : `you ${st.score[0]} - bgbot ${st.score[1]} (money)`;
+  drawBoard(st.board, {dice: st.dice, diceLeft: t ? t.dice_left : null, cube: {value: st.cube.value,
+    owner: OWNER[st.cube.owner]}, crawford: st.crawford, score,
+  botDice: st.phase === "roll" || st.phase === "take" ? st.bot_dice : null});
+  setState({"position-id": st.position_id, xgid: st.xgid, pips: `${st.pips[0]} ${st.pips[1]}`,
+    cube: `${st.cube.value} ${st.cube.owner}`, score: `${st.score[0]} ${st.score[1]} ${st.match}`,
+    dice: st.dice ? st.dice.join(" ") : "", crawford: st.crawford ? 1 : 0, phase: st.phase, mode: "play",
+    game: st.game, actions: st.actions.join(" "), "game-id": st.id},
+  `Position ID: ${st.position_id}   ${st.xgid}\npips: you ${st.pips[0]} - bgbot ${st.pips[1]}`);
+  $("scoreboard").innerHTML = "";
+  const sb = $("scoreboard");
+  sb.textContent = score + ` · game ${st.game} · cube ${st.cube.value} (${st.cube.owner === "center" ? "centred" : st.cube.owner === "you" ? "yours" : "bgbot's"})`;
+  if (st.crawford) {
+    const c = document.createElement("span");
+    c.className = "crawford";
+    c.id = "crawford-flag";
+    c.textContent = "CRAWFORD";
+    sb.appendChild(c);
+  }
+  const acts = new Set(st.actions);
+  document.querySelector("#controls .resign").hidden = !st.resign_levels.length;
+  for (const b of document.querySelectorAll("#controls button")) {
+    const a = b.dataset.action;
+    let on = acts.has(a);
+    if (a === "resign") on = on && st.resign_levels.includes(Number(b.dataset.level));
+    b.disabled = !on;
+    b.hidden = !on;
+  }
+  const last = st.events.length ? st.events[st.events.length - 1] : "";
+  let text;
+  if (st.phase === "match_over") text = `Match over: ${st.match_winner} ${st.match_winner === "you" ? "win" : "wins"} ${st.score[0]}-${st.score[1]}.`;
+  else if (st.phase === "game_over") text = `Game over: ${last}`;
+  else if (st.phase === "take") text = `bgbot doubles to ${2 * st.cube.value}: take or pass?`;
+  else if (st.phase === "roll") text = `Your turn: roll${acts.has("double") ? " or double" : ""}.`;
+  else text = t.complete ? `You play ${t.text}: press "Play move" (or Undo).` : `Your roll: ${st.dice[0]}-${st.dice[1]}. Move your checkers${t.text ? ` (so far ${t.text})` : ""}.`;
+  $("status").textContent = text;
+  $("status").dataset.over = st.phase === "match_over" || st.phase === "game_over" ? "1" : "0";
+  $("status").dataset.phase = st.phase;
+  if (st.result) { $("status").dataset.winner = st.result.winner; $("status").dataset.points = st.result.points; }
+  const log = $("log");
+  log.innerHTML = "";
+  for (const line of st.events.slice(-12)) {
+    const d = document.createElement("div");
+    d.textContent = line;
+    log.appendChild(d);
+  }
+  $("rec-mat").href = `/v1/board/${st.id}/record?format=mat`;
+  $("rec-sgf").href = `/v1/board/${st.id}/record?format=sgf`;
+  $("btn-hint").disabled = !(st.phase === "roll" || st.phase === "move" || st.phase === "take");
+  game.step = (game.step || 0) + 1;
+  $("controls").dataset.turn = String(game.step);  // a new value at every state: tests wait for it
+}
+
+async function send(path, body) {
+  if (!game.id || game.busy) return;
+  game.busy = true;
+  showError("");
+  try {
+    render(await api(`/v1/board/${game.id}/${path}`, body));
+    if (path !== "hop" && path !== "undo") $("hint").innerHTML = "";
+  } catch (e) {
+    showError(e);
+  } finally { game.busy = false; }
+}
+
+async function newGame() {
+  showError("");
+  $("hint").innerHTML = "";
+  const body = {match: Number($("match-length").value), ply: Number($("bot-ply").value)};
+  if ($("jacoby").checked && body.match === 0) body.jacoby = true;
+  try {
+    const st = await api("/v1/board", body);
+    game.id = st.id;
+    render(st);
+  } catch (e) { showError(e); }
+}
+
+async function hint() {
+  if (!game.id) return;
+  const box = $("hint");
+  box.textContent = "thinking...";
+  try {
+    const h = await api(`/v1/board/${game.id}/hint`, {ply: Number($("hint-ply").value)});
+    box.innerHTML = "";
+    box.dataset.kind = h.kind;
+    if (h.kind === "move") {
+      const t = document.createElement("table");
+      t.id = "hint-moves";
+      t.innerHTML = "<thead><tr><th>#</th><th>move</th><th>" + (game.state.match ? "equity (MWC)" : "equity") +
+        "</th><th>diff</th><th>win</th><th>w-g</th><th>w-bg</th><th>l-g</th><th>l-bg</th></tr></thead><tbody></tbody>";
+      fillMoves(t.querySelector("tbody"), h.moves.slice(0, 8), null);
+      box.appendChild(t);
+    } else {
+      const head = document.createElement("div");
+      head.className = "decision";
+      head.id = "hint-decision";
+      head.textContent = h.kind === "take" ? `${h.decision_text}: you should ${h.advice}` : h.decision_text;
+      box.appendChild(head);
+      const tbl = document.createElement("div");
+      tbl.innerHTML = cubeTable(h);
+      box.appendChild(tbl);
+    }
+  } catch (e) { box.textContent = ""; showError(e); }
+}
+
+// ---- mouse and touch: set-up drags (analysis) and checker moves (play) ---------------------------------
 function svgPoint(evt) {
   const svg = $("board");
   const pt = svg.createSVGPoint();
@@ -199,40 +369,81 @@ function onCount(board, sign) {
   return n;
 }
 
+function playTargets(from) {  // the server's legal hops of the checker on `from`
+  const st = game.state;
+  if (!st || st.phase !== "move" || !st.turn) return [];
+  return st.turn.targets.filter((t) => t.from === from);
+}
+
+const drag = {cur: null};
+
 function startDrag(evt) {
-  if (!$("edit").checked || !shown.board) return;
+  if (!shown.board) return;
   const p = svgPoint(evt);
   const g = evt.target.closest ? evt.target.closest("g[data-point]") : null;
   let from, sign;
-  if (g) {
+  if (shown.mode === "play") {
+    if (!g) return;
     from = Number(g.dataset.point);
-    sign = Math.sign(shown.board[from]);
-  } else if (slotAt(p.x, p.y, true) === "off") {
-    from = "off";
-    sign = p.y > H / 2 ? 1 : -1;  // our borne-off checkers are at the bottom of the tray
-    if (onCount(shown.board, sign) >= 15) return;
-  } else return;
-  if (!sign) return;
+    if (shown.board[from] <= 0) return;
+    const targets = playTargets(from);
+    if (!targets.length) { showError(`no legal move for the checker on ${from === 25 ? "the bar" : "point " + from}`); return; }
+    sign = 1;
+    for (const t of targets) {  // light up where the checker may go
+      const poly = $("board").querySelector(`polygon[data-point='${t.to}']`);
+      if (poly) poly.classList.add("target");
+    }
+  } else {
+    if (!$("edit").checked) return;
+    if (g) {
+      from = Number(g.dataset.point);
+      sign = Math.sign(shown.board[from]);
+    } else if (slotAt(p.x, p.y, true) === "off") {
+      from = "off";
+      sign = p.y > H / 2 ? 1 : -1;  // our borne-off checkers are at the bottom of the tray
+      if (onCount(shown.board, sign) >= 15) return;
+    } else return;
+    if (!sign) return;
+  }
   evt.preventDefault();
   const ghost = el("circle", {cx: p.x, cy: p.y, r: R, fill: sign > 0 ? "#f4efe1" : "#2b2b2b", opacity: 0.7,
     "pointer-events": "none", id: "ghost"});
   $("board").appendChild(ghost);
-  edit.drag = {from, sign, ghost};
+  drag.cur = {from, sign, ghost, x: p.x, y: p.y};
 }
 
 function moveDrag(evt) {
-  if (!edit.drag) return;
+  if (!drag.cur) return;
   const p = svgPoint(evt);
-  edit.drag.ghost.setAttribute("cx", p.x);
-  edit.drag.ghost.setAttribute("cy", p.y);
+  drag.cur.ghost.setAttribute("cx", p.x);
+  drag.cur.ghost.setAttribute("cy", p.y);
 }
 
 async function endDrag(evt) {
-  if (!edit.drag) return;
-  const {from, sign, ghost} = edit.drag;
-  edit.drag = null;
+  if (!drag.cur) return;
+  const {from, sign, ghost, x, y} = drag.cur;
+  drag.cur = null;
   ghost.remove();
   const p = svgPoint(evt);
+  if (shown.mode === "play") {
+    const moved = Math.hypot(p.x - x, p.y - y) > 6;
+    const targets = playTargets(from);
+    let to;
+    if (!moved) {  // a click: the larger die first (fewest dice, farthest)
+      const best = targets.slice().sort((a, b) => a.steps - b.steps || a.to - b.to)[0];
+      to = best ? best.to : null;
+    } else {
+      const slot = slotAt(p.x, p.y, true);
+      to = slot === "off" ? 0 : slot;
+    }
+    if (to === null || !targets.some((t) => t.to === to)) {
+      render(game.state);
+      if (to !== from) showError(`${from === 25 ? "bar" : from}/${to === 0 ? "off" : to} is not a legal move here`);
+      return;
+    }
+    await send("hop", {from, to});
+    return;
+  }
   const to = slotAt(p.x, p.y, sign > 0);
   if (to === from) return;
   const b = shown.board.slice();
@@ -245,135 +456,14 @@ async function endDrag(evt) {
     const s = await api("/v1/show", {board: b});
     showError("");
     $("position").value = s.position;
-    drawBoard(s.board, dice());
-    $("ids").textContent = `Position ID: ${s.position}   ${s.xgid}\npips ${s.pips[0]} (on roll) - ${s.pips[1]}`;
+    showPosition(s, dice());
     $("moves").querySelector("tbody").innerHTML = "";
   } catch (e) { showError(e); }
 }
 
-const edit = {drag: null};
-
 function roll() { return [1 + Math.floor(Math.random() * 6), 1 + Math.floor(Math.random() * 6)]; }
 
-// ---- a game against bgbot: the page keeps the position from the human's view; the server moves for the bot
-// Money play with the cube: owner "center", "you" or "bot"; the server makes bgbot's cube decisions.
-const game = {pos: START, over: true, turns: 0, step: 0, cube: 1, owner: "center"};
-
-function setStatus(text, over) {
-  $("status").textContent = text;
-  $("status").dataset.over = over ? "1" : "0";
-}
-
-function ownerFor(who) {  // the cube owner seen from "you" or "bot"
-  if (game.owner === "center") return "center";
-  return game.owner === who ? "me" : "opp";
-}
-
-function showCube() {
-  const where = game.owner === "center" ? "centred" : game.owner === "you" ? "yours" : "bgbot's";
-  $("game-cube").textContent = `cube ${game.cube} (${where})`;
-  $("game-cube").dataset.value = game.cube;
-}
-
-function endGame(winner, points, why) {
-  game.over = true;
-  const kind = points === 3 * game.cube && !why ? " (backgammon)" : points === 2 * game.cube && !why ? " (gammon)" : "";
-  setStatus(`Game over: ${winner} ${winner === "you" ? "win" : "wins"} ${points} point${points > 1 ? "s" : ""}${kind}${why || ""}`, true);
-  $("status").dataset.winner = winner;
-  $("status").dataset.points = points;
-  $("legal").innerHTML = "";
-}
-
-function choices(buttons) {  // replace the choice buttons: [label, class, handler]
-  const box = $("legal");
-  box.innerHTML = "";
-  for (const [label, cls, fn] of buttons) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = cls;
-    b.textContent = label;
-    b.addEventListener("click", fn);
-    box.appendChild(b);
-  }
-  game.step += 1;
-  box.dataset.turn = String(game.step);  // a new value at every choice: tests wait for it
-}
-
-async function humanStart() {  // before our roll: double or roll when the cube is ours to turn
-  if (game.over) return;
-  if ((game.owner === "center" || game.owner === "you") && game.cube < 64) {
-    setStatus("Your turn: roll, or double.", false);
-    choices([["Roll", "game-roll", () => humanTurn(roll())], [`Double to ${2 * game.cube}`, "game-double", humanDouble]]);
-  } else {
-    await humanTurn(roll());
-  }
-}
-
-async function humanDouble() {
-  try {
-    const r = await api("/v1/play/take", {position: game.pos, cube: game.cube, owner: ownerFor("you"), ply: 1});
-    if (!r.take) { endGame("you", game.cube, " (bgbot passes)"); return; }
-    game.cube *= 2;
-    game.owner = "bot";
-    showCube();
-    await humanTurn(roll());
-    setStatus("bgbot takes. " + $("status").textContent, false);
-  } catch (e) { showError(e); }
-}
-
-async function humanTurn(d) {
-  if (game.over) return;
-  try {
-    const r = await api("/v1/moves", {position: game.pos, dice: d});
-    drawBoard(r.board, d);
-    setStatus(`Your roll: ${d[0]}-${d[1]}. Pick your move.`, false);
-    choices(r.moves.map((m) => [m.move, "legal-move", () => playHuman(m)]));
-  } catch (e) { showError(e); }
-}
-
-async function playHuman(m) {
-  $("legal").innerHTML = "";
-  drawBoard(m.board, null);
-  game.turns += 1;
-  if (m.game_over) { endGame("you", m.points * game.cube); return; }
-  await botTurn(null, m.result, true);
-}
-
-async function botTurn(d, posId, mayDouble) {
-  try {
-    const body = {position: posId, ply: 1, cube: game.cube, owner: ownerFor("bot"),
-      may_double: Boolean(mayDouble) && game.cube < 64};
-    if (d) body.dice = d;
-    const r = await api("/v1/play/bot", body);
-    if (r.double) {
-      setStatus(`bgbot doubles to ${2 * game.cube}: take or pass?`, false);
-      choices([["Take", "game-take", async () => {
-        game.cube *= 2; game.owner = "you"; showCube(); await botTurn(null, posId, false);
-      }], ["Pass", "game-pass", () => endGame("bgbot", game.cube, " (you pass)")]]);
-      return;
-    }
-    game.pos = r.result;
-    game.turns += 1;
-    drawBoard(r.board, null);
-    $("status").dataset.bot = `${r.dice[0]}-${r.dice[1]}: ${r.move}`;
-    if (r.game_over) { endGame("bgbot", r.points * game.cube); return; }
-    await humanStart();
-    if (game.over) return;
-    setStatus(`bgbot rolled ${r.dice[0]}-${r.dice[1]} and played ${r.move}. ` + $("status").textContent, false);
-  } catch (e) { showError(e); }
-}
-
-async function newGame() {
-  showError("");
-  Object.assign(game, {pos: START, over: false, turns: 0, cube: 1, owner: "center"});
-  showCube();
-  let d = roll();
-  while (d[0] === d[1]) d = roll();
-  if (d[0] > d[1]) await humanTurn(d);
-  else await botTurn([d[1], d[0]], START, false);  // the opening roll is played by the side with the higher die
-}
-
-function init() {
+async function init() {
   for (const id of ["die1", "die2"]) {
     for (let v = 1; v <= 6; v++) {
       const o = document.createElement("option");
@@ -386,12 +476,30 @@ function init() {
   $("analyse").addEventListener("click", analyse);
   $("roll").addEventListener("click", () => { const d = roll(); $("die1").value = d[0]; $("die2").value = d[1]; load(true); });
   $("newgame").addEventListener("click", newGame);
+  $("btn-hint").addEventListener("click", hint);
+  for (const b of document.querySelectorAll("#controls button")) {
+    b.hidden = true;
+    b.addEventListener("click", () => send(b.dataset.action, b.dataset.action === "resign" ? {level: Number(b.dataset.level)} : undefined));
+  }
   $("start").addEventListener("click", () => { $("position").value = START; load(false); });
   $("board").addEventListener("pointerdown", startDrag);
   window.addEventListener("pointermove", moveDrag);
   window.addEventListener("pointerup", endDrag);
   $("position").addEventListener("keydown", (e) => { if (e.key === "Enter") load(false); });
-  load(false);
+  try {  // the plies this server allows
+    const h = await api("/v1/health", undefined, "GET");
+    for (const id of ["ply", "bot-ply", "hint-ply"]) {
+      $(id).innerHTML = "";
+      for (let v = 1; v <= h.max_ply; v++) {
+        const o = document.createElement("option");
+        o.value = v; o.textContent = v;
+        $(id).appendChild(o);
+      }
+    }
+    $("hint-ply").value = Math.min(2, h.max_ply);
+  } catch (e) { showError(e); }
+  await load(false);
+  document.body.dataset.ready = "1";
 }
 
 document.addEventListener("DOMContentLoaded", init);
