@@ -440,7 +440,9 @@ def verify(bank: str | Path, shard_file: str | Path, first: int, *, model: str |
     probs: list[NDArray[np.float32]] = []
     ses: list[NDArray[np.float32]] = []
     for k, i in enumerate(range(0, n, st.batch)):
-        payload = {"boards": _pack(arrays["board"][i:i + st.batch]), "settings": dataclasses.asdict(st)}
+        # a row's dice depend on its seed and place in its task only, and the network runs row by row, so
+        # the first rows of a task are labelled alone exactly as in the whole task
+        payload = {"boards": _pack(arrays["board"][i:min(n, i + st.batch)]), "settings": dataclasses.asdict(st)}
         r = label_task(evaluator, payload, batch_seed(int(meta["seed"]), int(meta["shard"]), k))
         probs.append(_unpack(r["probs"]))
         ses.append(_unpack(r["se"]))
