@@ -1,9 +1,11 @@
 """The web board in Debian's headless Chromium, driven by Selenium against a real uvicorn on loopback.
 
 Load the board, paste a position, pick dice, see the ranked moves, click the best one, and play a whole
-game against bgbot to its end.  Screenshots go to ``$BGBOT_ARTIFACTS`` (default
-``/tmp/bgbot-test-artifacts``): ``board.png``, the analysed position (committed as ``docs/board.png``), and
-``game-over.png``.
+3-point match against bgbot (1-ply) on the page, checking every state the page shows against bgbot's own
+reading of the IDs it prints.  Screenshots go to ``$BGBOT_ARTIFACTS`` (default ``/tmp/bgbot-test-artifacts``):
+``board.png`` (the analysed position), and of the match ``start.png``, ``cube.png`` (a turned cube),
+``crawford.png`` (the Crawford game with a hint in MWC: the picture in ``docs/board.png``) and
+``match-over.png``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from serve_helpers import live_server
 
 from bgbot.engine.api import Engine
+from bgbot.formats.ids import parse_xgid
+from bgbot.formats.parse import parse_position_and_state
 from bgbot.rules.position import Position
 from bgbot.serve.service import ServeConfig
 
@@ -40,7 +44,7 @@ if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):  # .ci/run insta
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
-    with live_server(Engine.load(), ServeConfig(ply=1, max_ply=2, threads=2), offset=25) as url:
+    with live_server(Engine.load(), ServeConfig(ply=1, max_ply=3, threads=2), offset=25) as url:
         yield url
 
 
@@ -125,46 +129,209 @@ def test_set_a_position_up_by_dragging_checkers(driver: webdriver.Chrome, base: 
     driver.find_element(By.ID, "edit").click()
 
 
-def test_play_a_whole_game_against_bgbot(driver: webdriver.Chrome, base: str) -> None:
-    driver.get(base + "/")
-    wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board g[data-point]"))
-    driver.find_element(By.ID, "newgame").click()
-    status = driver.find_element(By.ID, "status")
-    legal = driver.find_element(By.ID, "legal")
-    turns, seen, doubled, took = 0, None, False, 0
+# ---- a whole match against bgbot ---------------------------------------------------------------------------
 
-    def next_choice(d: webdriver.Chrome) -> bool:
-        return status.get_attribute("data-over") == "1" or (
-            legal.get_attribute("data-turn") not in (None, seen)
-            and bool(d.find_elements(By.CSS_SELECTOR, "#legal button"))
-        )
+READ_STATE = """
+const b = document.getElementById('board');
+const stacks = {};
+for (const g of b.querySelectorAll('g[data-point]')) stacks[g.dataset.point] = Number(g.dataset.count);
+const buttons = [...document.querySelectorAll('#controls button')].filter((x) => !x.hidden).map((x) => x.id);
+const face = document.getElementById('cube-face');
+return {data: {...b.dataset}, stacks, buttons, turn: document.getElementById('controls').dataset.turn || '',
+        error: document.getElementById('error').textContent, status: document.getElementById('status').textContent,
+        cubeText: face ? face.textContent : null, crawfordFlag: !!document.getElementById('crawford-flag')};
+"""
 
-    while True:
-        wait(driver, 60).until(next_choice)
-        if status.get_attribute("data-over") == "1":
-            break
-        assert driver.find_element(By.ID, "error").text == ""
-        seen = legal.get_attribute("data-turn")
-        kinds = {b.get_attribute("class"): b for b in driver.find_elements(By.CSS_SELECTOR, "#legal button")}
-        if "game-double" in kinds and not doubled:
-            kinds["game-double"].click()  # double once: at the start bgbot takes (or passes: the game ends)
-            doubled = True
-        elif "game-take" in kinds:
-            kinds["game-take"].click()  # take every double of bgbot's, so that the game goes on
-            took += 1
-        elif "game-roll" in kinds:
-            kinds["game-roll"].click()
+
+class MatchOnPage:
+    """Drives the page through a 3-point match and checks each state it shows against bgbot's own computation."""
+
+    LENGTH = 3
+
+    def __init__(self, driver: webdriver.Chrome, base: str) -> None:
+        self.d = driver
+        self.base = base
+        self.turn = ""
+        self.scores: list[tuple[int, int]] = []
+        self.seen = {"crawford": False, "cube_turned": False, "double_offered": False, "undo": False,
+                     "hint_move": False, "hint_cube": False, "drag": 0, "click": 0}
+        self.states = 0
+
+    def read(self) -> dict:
+        return self.d.execute_script(READ_STATE)
+
+    def wait_change(self) -> dict:
+        def changed(_: webdriver.Chrome) -> dict | bool:
+            s = self.read()
+            if s["error"]:
+                raise AssertionError(f"the page shows an error: {s['error']}")
+            return s if s["turn"] != self.turn else False
+
+        s = wait(self.d, 60).until(changed)
+        self.turn = s["turn"]
+        return s
+
+    def click(self, button_id: str) -> dict:
+        self.d.find_element(By.ID, button_id).click()
+        return self.check(self.wait_change())
+
+    def server_state(self, game_id: str) -> dict:
+        return httpx.get(f"{self.base}/v1/board/{game_id}", timeout=30).json()
+
+    def check(self, s: dict) -> dict:
+        """Every attribute the page shows agrees with bgbot's reading of the IDs it prints."""
+        self.states += 1
+        data = s["data"]
+        assert data["mode"] == "play"
+        pos, st = parse_position_and_state(data["positionId"])
+        assert st is not None
+        xpos, xst = parse_xgid(data["xgid"])
+        assert xpos == pos and xst.on_roll == st.on_roll and xst.cube_value == st.cube_value
+        assert xst.cube_owner == st.cube_owner and xst.score == st.score and xst.match_length == self.LENGTH
+        assert sorted(xst.dice or ()) == sorted(st.dice or ()) and xst.crawford == st.crawford  # ID: high die first
+        mine = pos if st.on_roll == 0 else pos.swap()  # the person (player 0) at the bottom
+        phase = data["phase"]
+        partial = phase == "move" and self.server_state(data["gameId"])["turn"]["hops"] > 0
+        if not partial:
+            drawn = {int(k): v for k, v in s["stacks"].items()}
+            want = {i: n for i, n in enumerate(mine.board) if n}
+            assert drawn == want, f"drawn {drawn} but the Position ID says {want}"
+            assert data["pips"] == f"{mine.pips()[0]} {mine.pips()[1]}"
+        score = tuple(int(x) for x in data["score"].split())
+        assert score[2] == self.LENGTH
+        you, bot = score[0], score[1]
+        if phase not in ("game_over", "match_over"):
+            assert (you, bot) == st.score
+        assert not self.scores or (you >= self.scores[-1][0] and bot >= self.scores[-1][1])  # never goes back
+        self.scores.append((you, bot))
+        value, owner = data["cube"].split()
+        assert int(value) == st.cube_value
+        assert owner == {-1: "center", 0: "you", 1: "bgbot"}[st.cube_owner]
+        assert sorted(map(int, data["dice"].split())) == sorted(st.dice or ())
+        crawford = data["crawford"] == "1"
+        assert crawford == st.crawford
+        if crawford:  # the IDs carry the score the game is played at (a finished game's too)
+            assert list(st.score).count(self.LENGTH - 1) == 1 and int(value) == 1 and owner == "center"
+            assert s["cubeText"] == "C" and s["crawfordFlag"]
+            self.seen["crawford"] = True
+        actions = data["actions"].split()
+        if phase == "roll":
+            legal = not crawford and owner in ("center", "you") and you + int(value) < self.LENGTH
+            assert ("double" in actions) == legal, f"double offered {actions} at {you}-{bot}, cube {data['cube']}"
+            assert ("btn-double" in s["buttons"]) == legal
+            self.seen["double_offered"] |= legal
+        if phase in ("roll", "move"):
+            assert "btn-resign-1" in s["buttons"]
+        if int(value) > 1:
+            self.seen["cube_turned"] = True
+        return s
+
+    def hop(self, s: dict, human_moves: int) -> dict:
+        """Move one checker by the page's mouse input: a drag or a click on the checker."""
+        gid = s["data"]["gameId"]
+        t = self.server_state(gid)["turn"]
+        target = t["targets"][0]
+        src, dst = target["from"], target["to"]
+        checker = self.d.find_element(By.CSS_SELECTOR, f"#board g[data-point='{src}'] circle")
+        mine = [x for x in t["targets"] if x["from"] == src]
+        click_pick = sorted(mine, key=lambda x: (x["steps"], x["to"]))[0]
+        if (human_moves % 2 == 0 and click_pick["to"] == dst) or dst == 25:
+            checker.click()
+            self.seen["click"] += 1
         else:
-            # our play: the generator's first legal move (a weak player: the game ends all the same)
-            driver.find_elements(By.CSS_SELECTOR, "#legal button.legal-move")[0].click()
-            turns += 1
-        assert turns < 400, "the game does not end"
-    assert status.text.startswith("Game over")
-    assert status.get_attribute("data-winner") in ("you", "bgbot")
-    cube = int(driver.find_element(By.ID, "game-cube").get_attribute("data-value"))
-    assert doubled and "bgbot passes" not in status.text  # an early double of an even game is a take
-    assert cube == 2 * 2**took  # our double, then one redouble per take of ours
-    assert int(status.get_attribute("data-points")) in (cube, 2 * cube, 3 * cube)
-    assert turns > 3
+            goal = (
+                self.d.find_element(By.CSS_SELECTOR, "#board rect[data-slot='off']")
+                if dst == 0
+                else self.d.find_element(By.CSS_SELECTOR, f"#board polygon[data-point='{dst}']")
+            )
+            ActionChains(self.d).click_and_hold(checker).move_to_element(goal).release().perform()
+            self.seen["drag"] += 1
+        return self.check(self.wait_change())
+
+
+def test_play_a_whole_3_point_match_against_bgbot(driver: webdriver.Chrome, base: str) -> None:
+    driver.get(base + "/")
+    wait(driver).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    Select(driver.find_element(By.ID, "match-length")).select_by_value("3")
+    Select(driver.find_element(By.ID, "bot-ply")).select_by_value("1")
+    Select(driver.find_element(By.ID, "hint-ply")).select_by_value("1")
+    m = MatchOnPage(driver, base)
+    s = m.click("newgame")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(ARTIFACTS / "game-over.png"))
+    driver.save_screenshot(str(ARTIFACTS / "start.png"))
+    doubled = False
+    human_moves = 0
+    shots: set[str] = set()
+    for _ in range(3000):
+        data = s["data"]
+        phase, actions = data["phase"], data["actions"].split()
+        crawford_stage = m.seen["crawford"]  # the Crawford game and the games after it are played out
+        you, bot, _ = (int(x) for x in data["score"].split())
+        if phase == "match_over":
+            break
+        if phase == "game_over":
+            s = m.click("btn-next")
+        elif phase == "take":
+            # pass while a pass cannot end the match (it brings the Crawford game nearer); else take
+            s = m.click("btn-pass" if bot + int(data["cube"].split()[0]) < m.LENGTH else "btn-take")
+        elif phase == "roll":
+            if not m.seen["hint_cube"]:
+                driver.find_element(By.ID, "btn-hint").click()
+                wait(driver).until(lambda d: d.find_elements(By.ID, "hint-decision"))
+                assert "%" in driver.find_element(By.ID, "hint").text  # match winning chances in a match
+                m.seen["hint_cube"] = True
+            if "double" in actions and not doubled and not crawford_stage:
+                doubled = True
+                s = m.click("btn-double")
+                if "cube" not in shots and s["data"]["cube"].startswith("2 "):
+                    driver.save_screenshot(str(ARTIFACTS / "cube.png"))
+                    shots.add("cube")
+            else:
+                s = m.click("btn-roll")
+        else:  # our move
+            if not crawford_stage and "resign" in actions and bot + int(data["cube"].split()[0]) < m.LENGTH:
+                # before the Crawford game: resign a single game while it cannot end the match
+                before = data["game"]
+                s = m.click("btn-resign-1")
+                if s["data"]["game"] == before and s["data"]["phase"] == "move":
+                    assert "declines" in driver.find_element(By.ID, "log").text
+                else:
+                    continue
+            if crawford_stage and not m.seen["hint_move"]:
+                driver.find_element(By.ID, "btn-hint").click()
+                rows = wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hint-moves tr.move-row"))
+                assert "%" in rows[0].find_elements(By.TAG_NAME, "td")[2].text  # equity with the MWC
+                m.seen["hint_move"] = True
+            if crawford_stage and "crawford" not in shots and s["data"]["crawford"] == "1":
+                driver.save_screenshot(str(ARTIFACTS / "crawford.png"))
+                shots.add("crawford")
+            board_before = dict(s["stacks"])
+            s = m.hop(s, human_moves)
+            if not m.seen["undo"] and s["data"]["phase"] == "move" and "undo" in s["data"]["actions"].split():
+                s = m.click("btn-undo")
+                assert s["stacks"] == board_before  # the checker is back
+                m.seen["undo"] = True
+                s = m.hop(s, human_moves)
+            while s["data"]["phase"] == "move":
+                done = "commit" in s["data"]["actions"].split()
+                s = m.click("btn-commit") if done else m.hop(s, human_moves)
+            human_moves += 1
+    else:
+        raise AssertionError("the match does not end")
+    driver.save_screenshot(str(ARTIFACTS / "match-over.png"))
+    you, bot, _ = (int(x) for x in s["data"]["score"].split())
+    assert max(you, bot) >= m.LENGTH and min(you, bot) < m.LENGTH
+    assert driver.find_element(By.ID, "status").text.startswith("Match over")
+    assert m.seen["crawford"], "no Crawford game was played"
+    assert m.seen["double_offered"] and m.seen["undo"] and m.seen["hint_move"] and m.seen["hint_cube"]
+    assert m.seen["drag"] > 0 and m.seen["click"] > 0
+    assert m.states > 20
+
+    # the record the page links to reads back with bgbot's reader: the same score and winner
+    from bgbot.formats.records import parse_match
+
+    for fmt in ("mat", "sgf"):
+        link = driver.find_element(By.ID, f"rec-{fmt}").get_attribute("href")
+        rec = parse_match(httpx.get(link, timeout=30).text, fmt, f"record.{fmt}")
+        assert rec.length == 3 and rec.score == (you, bot) and rec.winner == (0 if you > bot else 1)
+        assert any(g.crawford for g in rec.games)

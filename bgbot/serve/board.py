@@ -244,6 +244,7 @@ class BoardGame:
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self.score = [0, 0]
+        self.game_score = (0, 0)  # the score before the game in progress
         self.crawford_played = False
         self.games: list[PlayedBoardGame] = []
         # the game in progress (set by _start_game)
@@ -299,6 +300,7 @@ class BoardGame:
     # ---- the turn loop, one step per request --------------------------------
     def _start_game(self) -> None:
         self.number += 1
+        self.game_score = (self.score[0], self.score[1])
         self.crawford = (
             self.length > 1 and not self.crawford_played and [s == self.length - 1 for s in self.score].count(True) == 1
         )
@@ -541,15 +543,18 @@ class BoardGame:
         if self.phase in ("game_over", "match_over"):
             how = self.result["how"] if self.result else "played"
             gs = {"dropped": GAME_DROP, "resigned": GAME_RESIGNED}.get(how, GAME_OVER)
-            length = self.length
+            # the final position of the game at the score it was played at (an XGID has no game state, and
+            # the score after the last game of a match does not fit one); the answer's "score" is the new one
             st = MatchState(
-                match_length=length,
-                score=(min(self.score[0], length), min(self.score[1], length)) if length else (0, 0),
+                match_length=self.length,
+                score=self.game_score,
                 cube_value=self.cube,
                 cube_owner=self.owner,
                 on_roll=self.on_roll,
+                crawford=self.crawford,
                 jacoby=self.jacoby,
                 game_state=gs,
+                resign=self.result["kind"] if self.result and how == "resigned" else 0,
             )
             return self.pos, st
         if self.phase == "take":

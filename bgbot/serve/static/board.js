@@ -47,7 +47,8 @@ function drawDie(svg, x, y, value, used, dark) {
 // ---- what is on screen: the board and its state (mirrored as data attributes on #board)
 const shown = {board: null, mode: "analyse"};
 
-// opts: {dice, diceLeft, botDice, cube: {value, owner: "center"|"bottom"|"top"}, score: text, crawford}
+// opts: {dice, diceLeft, botDice, cube: {value, owner: "center"|"bottom"|"top"}, score: {bottom, top, length},
+// crawford}
 function drawBoard(board, opts) {
   const o = opts || {};
   shown.board = board.slice();
@@ -113,9 +114,16 @@ function drawBoard(board, opts) {
       "font-weight": 700}, o.crawford ? "C" : String(o.cube.value === 1 ? 64 : o.cube.value)));
     svg.appendChild(g);
   }
-  if (o.score) {
-    svg.appendChild(el("text", {x: M + inner + BAR + inner / 2, y: H / 2 + 42, "text-anchor": "middle",
-      "font-size": 13, fill: "#3b2f2a", id: "score-text", "font-weight": 600}, o.score));
+  if (o.score) {  // the score in the tray: the top player's above the middle, the bottom player's below
+    const cx = tx + (TRAY - 8) / 2;
+    const t = (y, size, text, id) => svg.appendChild(el("text", {x: cx, y, "text-anchor": "middle", "font-size": size,
+      fill: "#f4efe1", "font-weight": 700, id, "pointer-events": "none"}, text));
+    t(H / 2 - 62, 11, "bgbot");
+    t(H / 2 - 38, 22, String(o.score.top), "score-top");
+    t(H / 2 + 4, 11, o.score.length ? `${o.score.length}-pt` : "money", "score-length");
+    if (o.crawford) t(H / 2 + 18, 10, "Crawford", "score-crawford");
+    t(H / 2 + 48, 22, String(o.score.bottom), "score-bottom");
+    t(H / 2 + 62, 11, "you");
   }
 }
 
@@ -241,7 +249,8 @@ function render(st) {
   const score = st.match ? `you ${st.score[0]} - bgbot ${st.score[1]} (${st.match}-point match${st.crawford ? ", Crawford" : ""})`
     : `you ${st.score[0]} - bgbot ${st.score[1]} (money)`;
   drawBoard(st.board, {dice: st.dice, diceLeft: t ? t.dice_left : null, cube: {value: st.cube.value,
-    owner: OWNER[st.cube.owner]}, crawford: st.crawford, score,
+    owner: OWNER[st.cube.owner]}, crawford: st.crawford,
+  score: {bottom: st.score[0], top: st.score[1], length: st.match},
   botDice: st.phase === "roll" || st.phase === "take" ? st.bot_dice : null});
   setState({"position-id": st.position_id, xgid: st.xgid, pips: `${st.pips[0]} ${st.pips[1]}`,
     cube: `${st.cube.value} ${st.cube.owner}`, score: `${st.score[0]} ${st.score[1]} ${st.match}`,
