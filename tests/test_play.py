@@ -95,6 +95,9 @@ class _Player:
                 self.asked["bad"] += 1
                 return "13/1"  # illegal: the game must ask again
             return moves[int(self.rng.integers(len(moves)))].text
+        if prompt.startswith("You play") and "End your turn" in prompt:
+            self.asked["end"] = self.asked.get("end", 0) + 1
+            return ""
         if prompt.startswith("Roll or double"):
             self.asked["cube"] += 1
             return "double" if self.rng.random() < 0.1 else "roll"
@@ -137,7 +140,7 @@ def test_cli_play_is_driven_by_stdin(tmp_path: Path) -> None:
     good = legal_moves(Position.start(), dice)[0].text
     proc = subprocess.run(
         [sys.executable, "-m", "bgbot.cli", "play", "--checkpoint", str(ckpt), "--seed", str(seed), "--match", "3"],
-        input=f"8/1 6/off\n{good}\nquit\n", capture_output=True, text=True, timeout=120,
+        input=f"8/1 6/off\n{good}\n\nquit\n", capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.returncode == 0, proc.stderr
@@ -153,7 +156,7 @@ def test_ambiguous_text_is_explained_and_asked_again(bot: BgbotBot) -> None:
 
     # blots on the human's 11- and 7-points: 13/5 with 62 hits one of them either way
     pos = Position.from_points({24: 2, 13: 5, 8: 3, 6: 5}, {18: 1, 14: 1, 13: 5, 8: 3, 6: 5})
-    answers = iter(["13/5", "13/7*/5"])
+    answers = iter(["13/5", "13/7*/5", ""])
     said: list[str] = []
     human = HumanBot(bot, lambda prompt: next(answers), said.append)
     result = human.move(pos, (6, 2), MatchState(dice=(6, 2)))

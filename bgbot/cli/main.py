@@ -368,10 +368,21 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from bgbot.play.bots.local import BgbotBot
     from bgbot.play.terminal import play_terminal
 
+    record = None
+    if args.resume:
+        from bgbot.formats.records import read_match
+        from bgbot.play.terminal import resume_point
+
+        record = read_match(args.resume)
+        resume_point(record)  # a record that cannot go on fails here, before the model loads
+        if args.match and args.match != record.length:
+            raise ConfigError(
+                f"--match {args.match} contradicts the {record.length}-point match in {args.resume!r}"
+            )
     bot = BgbotBot.load(args.checkpoint, ply=args.ply, name="bgbot")
     _one_torch_thread()
     play_terminal(bot, match_length=args.match, seed=args.seed, cube=args.cube, jacoby=args.jacoby,
-                  save=_play_record_path(args))
+                  save=_play_record_path(args), resume=record)
     return 0
 
 
@@ -384,6 +395,8 @@ def _play_record_path(args: argparse.Namespace) -> Path | None:
         return None
     if args.save:
         return Path(args.save)
+    if getattr(args, "resume", None):
+        return Path(args.resume)  # a resumed session is saved where it came from
     home = Path(os.environ.get("BGBOT_HOME") or Path.home() / ".bgbot")
     return home / "games" / f"play-{time.strftime('%Y%m%d-%H%M%S')}.mat"
 
@@ -442,6 +455,8 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.add_argument("--save", metavar="FILE",
                    help="save the session as a .mat or .sgf record (default: ~/.bgbot/games/play-DATE.mat)")
     s.add_argument("--no-save", action="store_true", help="do not save the session")
+    s.add_argument("--resume", metavar="FILE",
+                   help="go on with a session saved by the 'save' command (.mat or .sgf; saved back there)")
     s.set_defaults(func=_cmd_play)
 
 

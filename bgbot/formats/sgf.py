@@ -367,8 +367,11 @@ def _move_value(a: RecordEntry) -> str:
     raise RecordError(f"the recorded move of {a.position.gnubg_id()!r} with {head} is not legal: corrupt record")
 
 
-def format_sgf(match: MatchRecord, *, application: str = "bgbot", day: date | None = None) -> str:
-    """``match`` as gnubg SGF text (one game tree per game), which gnubg's ``load match`` reads."""
+def format_sgf(match: MatchRecord, *, application: str = "bgbot", day: date | None = None, comment: str = "") -> str:
+    """``match`` as gnubg SGF text (one game tree per game), which gnubg's ``load match`` reads.
+
+    ``comment`` goes into the first game's ``GC[]`` (game comment) property.
+    """
     n0, n1 = mat_name(match.names[0]), mat_name(match.names[1])
     if n0 == n1:
         n0, n1 = f"{n0[:18]}_1", f"{n1[:18]}_2"
@@ -393,6 +396,8 @@ def format_sgf(match: MatchRecord, *, application: str = "bgbot", day: date | No
             head += f"RU[{':'.join(rules)}]"
         if g.winner is not None:
             head += f"RE[{'WB'[g.winner]}+{g.points}{'R' if g.how == 'resigned' else ''}]"
+        if comment and g is match.games[0]:
+            head += f"GC[{_escape(comment)}]"
         parts = [head]
         for a in g.actions:
             colour = "WB"[a.player]

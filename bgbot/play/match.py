@@ -9,7 +9,7 @@ import numpy as np
 
 from bgbot.errors import ConfigError
 from bgbot.play.bots.base import Bot
-from bgbot.play.table import DEFAULT_RULES, GameResult, Observer, Rules, play_game
+from bgbot.play.table import DEFAULT_RULES, GameResult, Observer, Resume, Rules, play_game
 from bgbot.rules.matchstate import crawford_game
 
 
@@ -35,12 +35,19 @@ def play_match(
     record: bool = True,
     observer: Observer | None = None,
     on_game: Callable[[GameResult, tuple[int, int]], None] | None = None,
+    start_score: tuple[int, int] = (0, 0),
+    first_game: int = 0,
+    crawford_played: bool = False,
+    resume: Resume | None = None,
 ) -> MatchResult:
     """Play a match to ``length`` points; game ``g`` (0-based) takes its dice from ``game_rng(g)``.
 
     The Crawford rule applies when ``rules.crawford``; Jacoby and automatic
     doubles never do in a match.  ``on_game(result, score_after)`` is called
-    after each game.
+    after each game.  A match taken up again starts at ``start_score`` with
+    game number ``first_game`` (``crawford_played``: the Crawford game is
+    behind), its first game going on from ``resume`` when given; the result
+    holds the games played here.
     """
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         raise ConfigError(f"a match is at least 1 point long, got {length!r}")
@@ -48,16 +55,15 @@ def play_match(
         cube=rules.cube, jacoby=False, auto_doubles=0, backgammon_counts=rules.backgammon_counts,
         crawford=rules.crawford, max_turns=rules.max_turns,
     )
-    score = [0, 0]
-    crawford_played = False
+    score = [start_score[0], start_score[1]]
     games: list[GameResult] = []
-    g = 0
+    g = first_game
     while max(score) < length:
         is_crawford = rules.crawford and crawford_game(length, (score[0], score[1]), crawford_played)
         crawford_played = crawford_played or is_crawford
         res = play_game(
             bots, game_rng(g), match_rules, match_length=length, score=(score[0], score[1]),
-            crawford=is_crawford, record=record, observer=observer,
+            crawford=is_crawford, record=record, observer=observer, resume=resume if g == first_game else None,
         )
         games.append(res)
         if res.winner is None:

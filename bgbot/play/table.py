@@ -173,8 +173,8 @@ class GameResult(GameFacts):
 
     ``winner`` is None when the game was stopped after ``max_turns`` (then
     ``points`` is 0).  ``how`` is ``'played'`` (borne off), ``'dropped'`` (a
-    double was passed), ``'forfeit'`` (see :class:`Fault`) or
-    ``'unfinished'``.  ``kind`` is 1/2/3 (single, gammon, backgammon) for a
+    double was passed), ``'resigned'`` (see :class:`Resignation`),
+    ``'forfeit'`` (see :class:`Fault`) or ``'unfinished'``.  ``kind`` is 1/2/3 (single, gammon, backgammon) for a
     game played out, else 0.  ``points`` is what the winner wins, cube and
     options applied.  ``cube`` and ``cube_owner`` (-1 = centred) are the final
     cube.  ``doubles``/``takes``/``drops`` count each player's cube actions
@@ -183,7 +183,7 @@ class GameResult(GameFacts):
 
     winner: int | None
     points: int
-    how: Literal["played", "dropped", "forfeit", "unfinished"]
+    how: Literal["played", "dropped", "resigned", "forfeit", "unfinished"]
     crawford: bool
     actions: tuple[RecordEntry, ...]
     fault: Fault | None
@@ -211,6 +211,44 @@ class GameResult(GameFacts):
 
 
 Observer = Callable[[RecordEntry, MatchState], None]
+
+RESIGN_NAMES = ("a single game", "a gammon", "a backgammon")
+
+
+class Resignation(Exception):
+    """Raised by a side at one of its decisions to end the game by a resignation its opponent accepted.
+
+    ``level`` is what is resigned: 1 a single game, 2 a gammon, 3 a
+    backgammon; the opponent wins ``level x cube`` points, as in gnubg.  The
+    side asks its opponent before raising (terminal play does); the referee
+    fills in ``player``, the side that resigned.
+    """
+
+    def __init__(self, level: int) -> None:
+        if level not in (1, 2, 3):
+            raise ConfigError(f"a resignation is of 1 (single), 2 (gammon) or 3 (backgammon), got {level!r}")
+        super().__init__(f"resigns {RESIGN_NAMES[level - 1]}")
+        self.level = level
+        self.player: int | None = None
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where an unfinished game goes on: the actions it already has and the situation after them.
+
+    ``position`` is seen from ``on_roll`` (absolute 0/1), who is before the
+    cube window of turn ``turns + 1`` (``turns`` = the moves played).  ``cube`` and
+    ``cube_owner`` (-1 centred) are the cube now.  The game's generator gives
+    the same dice as the uninterrupted game would have: :func:`play_game`
+    draws the opening roll and one roll per turn played before going on.
+    """
+
+    position: Position
+    on_roll: int
+    turns: int
+    cube: int = 1
+    cube_owner: int = -1
+    actions: tuple[RecordEntry, ...] = ()
 
 
 def forfeit_points(cube: int, backgammon_counts: int, match_length: int = 0, winner_score: int = 0) -> int:
@@ -285,6 +323,9 @@ class Referee:
         except Forfeit as exc:
             exc.loser = player
             raise
+        except Resignation as exc:
+            exc.player = player
+            raise
         finally:
             self.times[player].counts[what] += 1
             self.times[player].seconds[what] += time.perf_counter() - t0
@@ -313,6 +354,7 @@ def play_game(
     record: bool = True,
     observer: Observer | None = None,
     start: Position | None = None,
+    resume: Resume | None = None,
 ) -> GameResult:
     """Play one game between ``bots[0]`` (player 0) and ``bots[1]`` (player 1): the one turn loop.
 
@@ -320,9 +362,11 @@ def play_game(
     before this game and ``crawford`` says whether this is the Crawford game.
     ``observer(action, state)`` is called after every action (for a terminal
     display), ``state`` being the situation after it.  ``start`` (default the
-    starting position) is seen from the winner of the opening roll.  Faults
+    starting position) is seen from the winner of the opening roll.
+    ``resume`` goes on with an unfinished game (:class:`Resume`).  Faults
     of a bot forfeit the game (see the module docstring); nothing is raised
-    for them.
+    for them.  A side may raise :class:`Resignation` at its decision: the
+    game ends there, ``how='resigned'``.
     """
     if len(bots) != 2:
         raise ConfigError(f"a game needs two bots, got {len(bots)}")
@@ -338,6 +382,13 @@ def play_game(
     jacoby = rules.jacoby and money
     counts = {"doubles": [0, 0], "takes": [0, 0], "drops": [0, 0]}
     actions: list[RecordEntry] = []
+    played_turns = 0
+    if resume is not None:
+        for _ in range(resume.turns - 1):
+            roll_dice(rng)  # the dice of the turns already played: the rest of the game gets the same dice
+        cube, owner = resume.cube, resume.cube_owner
+        actions.extend(resume.actions if record else ())
+        played_turns = resume.turns
 
     def state(on_roll: int, *, dice: Dice | None = None, doubled: bool = False) -> MatchState:
         return MatchState(
@@ -381,13 +432,15 @@ def play_game(
         )
 
     for bot in bots:
-        bot.new_game(state(first))
+        bot.new_game(state(first if resume is None else resume.on_roll))
     pos = Position.start() if start is None else start
     side = first
+    if resume is not None:
+        pos, side = resume.position, resume.on_roll
     dice: Dice = opening
     turn = 0
     try:
-        for turn in range(1, rules.max_turns + 1):
+        for turn in range(played_turns + 1, rules.max_turns + 1):
             if turn > 1:
                 if (
                     rules.cube and cube_available(match_length, score, cube, owner, side, crawford)
@@ -417,6 +470,9 @@ def play_game(
                 )
                 return finish(out.winner, out.points, int(out.kind), "played", turn)
             pos, side = result, 1 - side
+    except Resignation as exc:
+        assert exc.player is not None  # the referee names the side it asked
+        return finish(1 - exc.player, exc.level * cube, 0, "resigned", turn)
     except Forfeit as exc:
         assert exc.loser is not None  # the referee names the side it asked
         winner = 1 - exc.loser
