@@ -614,10 +614,9 @@ class BoardGame:
     def record(self, fmt: str) -> str:
         """The games so far as ``.mat`` or ``.sgf`` text: the game in progress unfinished, a pending double left out."""
         games = list(self.games)
-        if self.phase not in ("game_over", "match_over") and self.actions:
-            acts = self.actions[:-1] if self.actions[-1].kind == "double" else self.actions
-            if acts:
-                games.append(PlayedBoardGame(tuple(acts), None, 0, "unfinished", self.crawford))
+        if self.phase not in ("game_over", "match_over"):  # the game in progress, even before its first move
+            acts = self.actions[:-1] if self.actions and self.actions[-1].kind == "double" else self.actions
+            games.append(PlayedBoardGame(tuple(acts), None, 0, "unfinished", self.crawford))
         rec = match_from_games(games, NAMES, self.length, jacoby=self.jacoby)
         return format_match(rec, fmt)
 
