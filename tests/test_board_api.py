@@ -264,8 +264,9 @@ def to_decision(g: BoardGame) -> BoardGame:
 
 def test_hints_give_equities_in_money_and_mwc_in_a_match(client: TestClient) -> None:
     st = to_move_phase(client, new(client, match=5, seed=4))
-    h = client.post(f"/v1/board/{st['id']}/hint", json={"ply": 2}).json()
-    assert h["kind"] == "move" and h["ply"] == 2 and h["moves"][0]["mwc"] is not None
+    for ply in (1, 2, 3):
+        h = client.post(f"/v1/board/{st['id']}/hint", json={"ply": ply}).json()
+        assert h["kind"] == "move" and h["ply"] == ply and h["moves"][0]["mwc"] is not None
     assert h["equity_kind"].startswith("cubeful match")
     money = to_move_phase(client, new(client, match=0, seed=4))
     h = client.post(f"/v1/board/{money['id']}/hint", json={"ply": 1}).json()

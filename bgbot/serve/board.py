@@ -493,6 +493,17 @@ class BoardGame:
         """Points a resignation of ``level`` gives bgbot (cube, Jacoby applied)."""
         return game_points(level, self.cube, jacoby=self.jacoby, cube_turned=self.owner != -1)
 
+    def offer_resign(self, level: int) -> bool:
+        """The person offers to resign ``level`` now; bgbot judges it by its 1-ply probabilities (:meth:`resign`)."""
+        self._need("resign", "action")
+        mine = self.pos if self.on_roll == HUMAN else self.pos.swap()
+        eng = self.bot.engine
+        if self.dice is not None:  # after the roll: the position after the person's best play
+            probs = eng.best_move(mine, self.dice, 1, self.match_state(HUMAN, dice=self.dice)).best.probs
+        else:
+            probs = eng.evaluate(mine, 1)
+        return self.resign(level, np.asarray(probs, dtype=np.float64))
+
     def resign(self, level: int, human_probs: np.ndarray) -> bool:
         """The person offers to resign ``level``; bgbot accepts if it gains nothing by playing on.
 
@@ -803,16 +814,7 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
 
     @router.post("/{game_id}/resign", summary="Offer to resign 1 (single), 2 (gammon) or 3 (backgammon)")
     async def resign(game_id: GameId, body: ResignBody) -> dict[str, Any]:
-        def offer(g: BoardGame) -> None:
-            g._need("resign", "action")
-            mine = g.pos if g.on_roll == HUMAN else g.pos.swap()
-            if g.dice is not None:
-                probs = g.bot.engine.best_move(mine, g.dice, 1, g.match_state(HUMAN, dice=g.dice)).best.probs
-            else:
-                probs = g.bot.engine.evaluate(mine, 1)
-            g.resign(body.level, np.asarray(probs, dtype=np.float64))
-
-        return await act(game_id, offer)
+        return await act(game_id, lambda g: g.offer_resign(body.level))
 
     @router.post("/{game_id}/next", summary="Start the next game of the match or session")
     async def next_game(game_id: GameId) -> dict[str, Any]:
