@@ -318,6 +318,8 @@ async function newGame() {
   $("hint").innerHTML = "";
   const body = {match: Number($("match-length").value), ply: Number($("bot-ply").value)};
   if ($("jacoby").checked && body.match === 0) body.jacoby = true;
+  const seed = new URLSearchParams(window.location.search).get("seed");  // /?seed=N: the same dice again
+  if (seed !== null && /^[0-9]{1,9}$/.test(seed)) body.seed = Number(seed);
   try {
     const st = await api("/v1/board", body);
     game.id = st.id;
