@@ -53,15 +53,30 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     _import_training()
     from training.config import TrainConfig
+    from training.pipeline import is_pipeline, run_pipeline
     from training.selfplay import run
 
+    if args.config_file and args.config:
+        raise ConfigError(f"give the config once: {args.config_file!r} or --config {args.config!r}")
+    config = args.config_file or args.config or "configs/full.toml"
+    if not args.resume and is_pipeline(config):
+        if args.set or args.games is not None or args.force:
+            raise ConfigError(f"{config!r} is a pipeline config: --set, --games and --force are for self-play "
+                              "presets; change the pipeline's TOML instead")
+        if args.out:
+            check_output_dir(args.out, "run folder (--out)")
+        records = run_pipeline(config, out=args.out, progress=not args.quiet)
+        for stage, rec in records.items():
+            print(f"{stage}: " + ", ".join(f"{k}={v}" for k, v in rec.items() if k != "key"))
+        return 0
+    args.out = args.out or DEFAULT_RUN_DIR
     check_output_dir(args.out, "run folder (--out)")
 
     if args.resume:
         run(TrainConfig(), args.out, resume=args.resume, until=args.games, progress=not args.quiet,
             overrides=parse_overrides(args.set))
     else:
-        cfg = load_config(TrainConfig, args.config, args.set)
+        cfg = load_config(TrainConfig, config, args.set)
         run(cfg, args.out, until=args.games, progress=not args.quiet, force=args.force)
     return 0
 
@@ -574,12 +589,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dice", help="e.g. 31 or 3-1")
     s.set_defaults(func=_cmd_moves)
 
-    s = sub.add_parser("train", help="train a network by self-play TD(lambda)")
-    s.add_argument("--config", default="configs/full.toml", help="TOML preset (default configs/full.toml)")
+    s = sub.add_parser("train", help="run a training pipeline (self-play, fit to the label bank, gate, ship)")
+    s.add_argument("config_file", nargs="?", metavar="CONFIG",
+                   help="a pipeline config (configs/train/*.toml) or a self-play preset (default configs/full.toml)")
+    s.add_argument("--config", help="the same as CONFIG")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key (repeatable)")
     s.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
     s.add_argument("--games", type=_whole, help="stop at this many games trained (default: the config's games)")
-    s.add_argument("--out", default=DEFAULT_RUN_DIR, help=f"run folder (default {DEFAULT_RUN_DIR})")
+    s.add_argument("--out", help=f"run folder (default: the pipeline's out, or {DEFAULT_RUN_DIR} for self-play)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--force", action="store_true", help="start a fresh run even where one exists (its files go)")
     s.set_defaults(func=_cmd_train)

@@ -1,0 +1,128 @@
+"""``bgbot train CONFIG``: the training pipeline's stages, their skipping and resuming, and its configs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")  # training is the train extra; CI installs it (README's test command)
+
+from bgbot.cli.main import main as cli_main
+from bgbot.errors import ConfigError
+from bgbot.labels.generate import LabelSettings, generate
+from training.pipeline import is_pipeline, load_pipeline, run_pipeline
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def small_bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    bank = tmp_path_factory.mktemp("bank")
+    generate(bank, 5.0, settings=LabelSettings(trials=36, truncate=2, batch=8, pool=48, parallel=16), seed=1,
+             max_shards=1, progress=False)
+    return bank
+
+
+def _config(tmp: Path, bank: Path, epochs: int = 1) -> Path:
+    cfg = tmp / "pipeline.toml"
+    cfg.write_text(f"""
+[pipeline]
+out = "{tmp / 'run'}"
+init = ""
+[selfplay]
+games = 200
+parallel_games = 32
+hidden = [8]
+min_batch = 128
+checkpoint_every = 100
+eval_every = 0
+[fit]
+nets = ["main"]
+epochs = {epochs}
+lr = 0.001
+min_rows = 10
+bank = "{bank}"
+[gate]
+games = 4
+positions = 2
+""")
+    return cfg
+
+
+def test_the_stages_run_once_and_a_changed_stage_reruns_what_follows(small_bank: Path, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, small_bank)
+    first = run_pipeline(cfg, progress=False)
+    assert set(first) == {"selfplay", "fit", "gate"}
+    assert Path(first["fit"]["checkpoint"]).is_file()
+    assert first["fit"]["bank_positions"] == 48 and first["fit"]["nets"]["main"]["fitted"]
+    assert first["gate"]["verdict"] in ("pass", "fail")
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run" / "stages").iterdir()}
+    again = run_pipeline(cfg, progress=False)
+    assert again == first  # every stage skipped: the same records, nothing rewritten
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run" / "stages").iterdir()} == stamps
+    changed = run_pipeline(_config(tmp_path, small_bank, epochs=2), progress=False)
+    stages = tmp_path / "run" / "stages"
+    assert (stages / "selfplay.json").stat().st_mtime_ns == stamps["selfplay.json"]  # not rerun
+    assert (stages / "fit.json").stat().st_mtime_ns != stamps["fit.json"]
+    assert (stages / "gate.json").stat().st_mtime_ns != stamps["gate.json"]  # the gate follows the fit
+    assert changed["selfplay"] == first["selfplay"]
+
+
+def test_a_new_shard_reruns_the_fit(small_bank: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bank = tmp_path / "bank"
+    shutil.copytree(small_bank, bank)
+    cfg = _config(tmp_path, bank)
+    cfg.write_text(cfg.read_text().replace("[gate]\ngames = 4\npositions = 2\n", ""))
+    first = run_pipeline(cfg, progress=False)
+    generate(bank, 5.0, settings=LabelSettings(trials=36, truncate=2, batch=8, pool=16, parallel=16), seed=1,
+             max_shards=1, progress=False)
+    second = run_pipeline(cfg, progress=False)
+    assert second["fit"]["bank_positions"] == first["fit"]["bank_positions"] + 16
+
+
+def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _config(tmp_path, small_bank)
+    assert cli_main(["train", str(cfg), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "selfplay: " in out and "fit: " in out and "gate: verdict=" in out
+    assert json.loads((tmp_path / "run" / "pipeline.json").read_text())["fit"]["bank_positions"] == 48
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("[pipeline]\nout='x'\n[fitt]\nepochs=1\n", "unknown tables"),
+    ("[pipeline]\nout='x'\nwhere='y'\n", r"unknown \[pipeline\] keys"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nepoch=2\n", r"unknown \[fit\] keys"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['mian']\n", "choose from main"),
+    ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
+    ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
+    ("[pipeline]\ninit=''\n[fit]\nepochs=1\n", "init must name a model"),
+    ("[pipeline]\ninit='m.pt'\n[ship]\nship='yes'\n", "ship = true or false"),
+])
+def test_bad_pipeline_configs_are_named(tmp_path: Path, text: str, match: str) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    assert is_pipeline(cfg)
+    with pytest.raises(ConfigError, match=match):
+        load_pipeline(cfg)
+
+
+def test_a_bad_pipeline_is_one_line_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[pipeline]\ninit='m.pt'\n[fit]\nepoch=2\n")
+    assert cli_main(["train", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "epoch" in err and err.count("\n") == 1
+
+
+def test_the_shipped_configs_load() -> None:
+    configs = sorted((REPO / "configs" / "train").glob("*.toml"))
+    assert configs
+    for cfg in configs:
+        assert is_pipeline(cfg)
+        load_pipeline(cfg)
+    assert not is_pipeline(REPO / "configs" / "smoke.toml")  # a flat self-play preset runs as before

@@ -1,0 +1,334 @@
+"""``bgbot train CONFIG``: one training pipeline, stage by stage, each resumable and skipped when done.
+
+A pipeline config (``configs/train/*.toml``) has up to five tables::
+
+    [pipeline]  out = "runs/train-bank"      where every stage writes
+                init = "checkpoints/bgbot-default.pt"   the network the stages start from ("" : none)
+    [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
+    [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank
+    [gate]      games, seed, workers, positions, against (default: the shipped model)
+    [ship]      ship = true: publish the candidate when the gate passes (training.ship)
+
+Stages, in order (each writes ``OUT/stages/NAME.json`` with a hash of its settings when it is done; a
+rerun with the same settings skips it, and a changed setting reruns it and the stages after it):
+
+1. **selfplay**: ``OUT/selfplay/checkpoint.pt``, started from ``init`` (its weights, widened to the
+   config's encoding) or from nothing; resumed from its own checkpoint after a kill.
+2. **fit**: the label bank (:mod:`bgbot.labels.bank`: every shard checked by its SHA-256, each position
+   once, repeated labels combined) written as training chunks, then each network of ``nets`` fitted to
+   the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the cross-entropy, the
+   best held-out epoch kept); a network with fewer than ``min_rows`` rows is left as it is.
+3. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
+   duplicate-dice duel; the verdict goes to ``OUT/generations.jsonl``.
+4. **ship**: only when ``[ship] ship = true`` and the gate passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bgbot.errors import ConfigError
+from bgbot.eval.inference import CLASS_NETS
+from bgbot.fileio import atomic_open, write_text_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ("selfplay", "fit", "gate", "ship")
+CHUNK_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class FitStage:
+    """The fit stage's settings (the ``[fit]`` table)."""
+
+    nets: tuple[str, ...] = ("main", "crashed", "race")
+    epochs: int = 4
+    lr: float = 3e-5
+    batch: int = 128
+    holdout: float = 0.05
+    seed: int = 1
+    min_rows: int = 2000
+    bank: str = "training/labels"
+
+    def __post_init__(self) -> None:
+        bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
+        if bad or not self.nets:
+            raise ConfigError(f"[fit] nets {list(self.nets)!r}: choose from main, {', '.join(CLASS_NETS)}")
+        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+            raise ConfigError(f"[fit] epochs must be a whole number >= 1, got {self.epochs!r}")
+        if not (isinstance(self.lr, float | int) and 0 < self.lr < 1):
+            raise ConfigError(f"[fit] lr must be a number between 0 and 1, got {self.lr!r}")
+        if not (isinstance(self.holdout, float | int) and 0 < self.holdout < 0.5):
+            raise ConfigError(f"[fit] holdout must be a share above 0 and below 0.5, got {self.holdout!r}")
+        for name in ("batch", "seed", "min_rows"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "batch" else 0):
+                raise ConfigError(f"[fit] {name} must be a whole number, got {v!r}")
+
+
+@dataclass(frozen=True)
+class GateStage:
+    """The gate stage's settings (the ``[gate]`` table)."""
+
+    games: int = 2000
+    seed: int = 1
+    workers: int = 1
+    positions: int = 0  # 0: every benchmark position
+    against: str = ""  # default: the shipped model
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.games, int) and self.games >= 2 and self.games % 2 == 0):
+            raise ConfigError(f"[gate] games must be an even number >= 2, got {self.games!r}")
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A whole pipeline config (see the module doc)."""
+
+    out: str
+    init: str
+    selfplay: dict[str, Any] | None
+    fit: FitStage | None
+    gate: GateStage | None
+    ship: bool
+
+
+_TABLES = {"pipeline", "selfplay", "fit", "gate", "ship"}
+
+
+def is_pipeline(path: str | Path) -> bool:
+    """Whether a config file is a pipeline (it has a table of :data:`_TABLES`), not a flat self-play preset.
+
+    An unreadable file is not decided here: the self-play loader reports it.
+    """
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return any(isinstance(v, dict) for v in raw.values()) and bool(set(raw) & _TABLES)
+
+
+def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
+    """Read a pipeline config; an unknown table or key, or a bad value, is a ConfigError naming it."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"pipeline config {str(p)!r} is not readable: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"pipeline config {str(p)!r} is not valid TOML: {exc}") from None
+    unknown = set(raw) - _TABLES
+    if unknown:
+        raise ConfigError(f"pipeline config {str(p)!r}: unknown tables or keys {sorted(unknown)}; "
+                          f"known tables {sorted(_TABLES)}")
+    head = raw.get("pipeline", {})
+    extra = set(head) - {"out", "init"}
+    if extra:
+        raise ConfigError(f"pipeline config {str(p)!r}: unknown [pipeline] keys {sorted(extra)}")
+
+    def table(name: str, cls: type) -> Any:
+        if name not in raw:
+            return None
+        known = {f.name for f in dataclasses.fields(cls)}
+        bad = set(raw[name]) - known
+        if bad:
+            raise ConfigError(f"pipeline config {str(p)!r}: unknown [{name}] keys {sorted(bad)}; known {sorted(known)}")
+        values = dict(raw[name])
+        if "nets" in values:
+            values["nets"] = tuple(values["nets"])
+        return cls(**values)
+
+    selfplay = raw.get("selfplay")
+    if selfplay is not None:
+        from training.config import TrainConfig
+
+        known = {f.name for f in dataclasses.fields(TrainConfig)}
+        bad = set(selfplay) - known
+        if bad:
+            raise ConfigError(f"pipeline config {str(p)!r}: unknown [selfplay] keys {sorted(bad)}")
+        if "hidden" in selfplay:
+            selfplay = {**selfplay, "hidden": tuple(selfplay["hidden"])}
+        TrainConfig(**selfplay)  # checks every value now, not after the stages before it
+    ship = raw.get("ship", {})
+    if set(ship) - {"ship"} or not isinstance(ship.get("ship", False), bool):
+        raise ConfigError(f"pipeline config {str(p)!r}: [ship] takes one key, ship = true or false")
+    init = str(head.get("init", "checkpoints/bgbot-default.pt"))
+    fit, gate = table("fit", FitStage), table("gate", GateStage)
+    if selfplay is None and not init:
+        raise ConfigError(f"pipeline config {str(p)!r}: with no [selfplay] stage, init must name a model")
+    if fit is not None and not selfplay and not init:
+        raise ConfigError(f"pipeline config {str(p)!r}: the fit needs a network to start from")
+    return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, fit, gate, bool(ship.get("ship")))
+
+
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _resolve(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() or p.exists() else ROOT / p
+
+
+class _Stages:
+    """The stage journal ``OUT/stages/``: which stages are done, with which settings."""
+
+    def __init__(self, out: Path) -> None:
+        self.dir = out / "stages"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.chain = ""
+
+    def done(self, name: str, settings: Any) -> dict[str, Any] | None:
+        self.chain = _hash([self.chain, name, settings])  # a stage's key includes every stage before it
+        path = self.dir / f"{name}.json"
+        if path.exists():
+            rec = json.loads(path.read_text())
+            if rec.get("key") == self.chain:
+                return rec  # type: ignore[no-any-return]
+        return None
+
+    def finish(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        rec = {"key": self.chain, **result}
+        write_text_atomic(self.dir / f"{name}.json", json.dumps(rec, indent=1, default=str) + "\n")
+        return rec
+
+
+def bank_chunks(bank: Path, out: Path, seed: int) -> int:
+    """Write the bank's positions (each once, labels combined) as training chunks ``out/data/chunk-*.npz``.
+
+    Rows are shuffled by ``seed`` so that the held-out chunks are a fair sample.  Returns the row count.
+    """
+    from bgbot.labels.bank import load_bank
+
+    labels = load_bank(bank)
+    if len(labels) == 0:
+        raise ConfigError(f"the label bank {str(bank)!r} holds no labels: run bgbot label first")
+    order = np.random.default_rng([seed, 0xBA4C]).permutation(len(labels))
+    data = out / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir(parents=True)
+    for k, i in enumerate(range(0, len(order), CHUNK_ROWS)):
+        rows = order[i:i + CHUNK_ROWS]
+        with atomic_open(data / f"chunk-{k:05d}.npz") as f:
+            np.savez(f, boards=labels.board[rows], labels=labels.probs[rows],
+                     groups=np.arange(len(rows), dtype=np.int64), se=labels.se[rows])
+    return len(labels)
+
+
+def _rows_for(bank_data: Path, init: Path, net: str) -> int:
+    from bgbot.eval.nets import load_checkpoint
+    from training.refine import _rows_of, load_chunks
+
+    boards, _, _ = load_chunks(bank_data)
+    return int(_rows_of(boards, net, load_checkpoint(init).class_nets).sum())
+
+
+def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool = True) -> dict[str, Any]:
+    """Run every stage of a pipeline config that is not done yet; returns ``{stage: its record}``."""
+    pl = load_pipeline(config, out)
+    root = Path(pl.out)
+    root.mkdir(parents=True, exist_ok=True)
+    stages = _Stages(root)
+    records: dict[str, Any] = {}
+    current = str(_resolve(pl.init)) if pl.init else ""
+
+    if pl.selfplay and int(pl.selfplay.get("games", 0)) > 0:
+        settings = {**pl.selfplay, "init_from": pl.selfplay.get("init_from", current)}
+        rec = stages.done("selfplay", settings)
+        if rec is None:
+            rec = stages.finish("selfplay", _selfplay(settings, root / "selfplay", progress))
+        records["selfplay"] = rec
+        current = rec["checkpoint"]
+
+    if pl.fit is not None:
+        bank = _resolve(pl.fit.bank)
+        from bgbot.labels.bank import check_bank
+
+        entries = check_bank(bank)
+        settings = {**dataclasses.asdict(pl.fit), "init": current, "shards": [e["sha256"] for e in entries]}
+        rec = stages.done("fit", settings)
+        if rec is None:
+            rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress))
+        records["fit"] = rec
+        current = rec["checkpoint"]
+
+    if pl.gate is not None:
+        against = str(_resolve(pl.gate.against)) if pl.gate.against else str(ROOT / "checkpoints" / "bgbot-default.pt")
+        settings = {**dataclasses.asdict(pl.gate), "candidate": current, "against": against}
+        rec = stages.done("gate", settings)
+        if rec is None:
+            from training.gate import gate
+
+            row = gate(current, against, root.name, games=pl.gate.games, seed=pl.gate.seed,
+                       workers=pl.gate.workers, record=root / "generations.jsonl", progress=progress,
+                       positions=pl.gate.positions or None)
+            rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
+                                         "checkpoint": current})
+        records["gate"] = rec
+
+    if pl.ship:
+        gate_rec = records.get("gate")
+        if gate_rec is None or gate_rec["verdict"] != "pass":
+            records["ship"] = {"shipped": False, "why": "the gate did not pass" if gate_rec else "no gate stage"}
+        else:
+            rec = stages.done("ship", {"candidate": current})
+            if rec is None:
+                from training.ship import ship
+
+                shipped = ship(Path(current).parent, refined=True)
+                rec = stages.finish("ship", {"shipped": True, "model": str(shipped)})
+            records["ship"] = rec
+    write_text_atomic(root / "pipeline.json", json.dumps(records, indent=1, default=str) + "\n")
+    return records
+
+
+def _selfplay(settings: dict[str, Any], out: Path, progress: bool) -> dict[str, Any]:
+    from training.config import TrainConfig
+    from training.selfplay import run
+
+    cfg = TrainConfig(**settings)
+    t0 = time.perf_counter()
+    ckpt = out / "checkpoint.pt"
+    if ckpt.exists():
+        run(cfg, out, resume=ckpt, until=cfg.games, progress=progress)
+    else:
+        run(cfg, out, until=cfg.games, progress=progress, force=True)
+    return {"checkpoint": str(ckpt), "games": cfg.games, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool) -> dict[str, Any]:
+    from training.refine import fit
+
+    t0 = time.perf_counter()
+    data = root / "bank-data"
+    rows = bank_chunks(bank, data, st.seed)
+    current = init
+    fitted: dict[str, Any] = {}
+    for net in st.nets:
+        n = _rows_for(data, current, net)
+        if n < st.min_rows:
+            fitted[net] = {"rows": n, "fitted": False, "why": f"fewer than min_rows {st.min_rows}"}
+            continue
+        out = root / f"fit-{net}"
+        res = fit(current, data, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout, seed=st.seed,
+                  progress=progress, net_name=net)
+        best = {k: v for k, v in res.items() if k.startswith("best_")}
+        fitted[net] = {"rows": n, "fitted": True, "positions_train": res.get("positions_train"),
+                       "positions_holdout": res.get("positions_holdout"), **best}
+        current = out / "refined.pt"
+    if current == init:  # nothing fitted: the candidate is the start, copied so the gate names a file here
+        (root / "fit-none").mkdir(exist_ok=True)
+        shutil.copy2(init, root / "fit-none" / "refined.pt")
+        current = root / "fit-none" / "refined.pt"
+    return {"checkpoint": str(current), "bank_positions": rows, "nets": fitted,
+            "seconds": round(time.perf_counter() - t0, 1)}
