@@ -1,8 +1,9 @@
 """The ASGI app of ``bgbot serve``: the ``/v1`` JSON API, wildbg's ``/move`` and ``/eval``, and the web board at ``/``.
 
 Build it with :func:`create_app` (tests pass an engine they already hold);
-``bgbot serve`` runs it under uvicorn.  OpenAPI docs are at ``/docs`` and
-``/openapi.json``; the schema of the answers is ``docs/api.md``.
+``bgbot serve`` runs it under uvicorn.  OpenAPI docs are at ``/docs`` (Swagger
+UI) and ``/redoc``, both served from the package with no request leaving the
+server, and ``/openapi.json``; the schema of the answers is ``docs/api.md``.
 
 Every error is JSON: ``{"error": {"type", "field", "message"}}`` with HTTP 400
 for bad values (the message quotes the value), 422 for a malformed body (wrong
@@ -25,6 +26,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgbot import __version__
@@ -165,7 +167,9 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         yield
         holder["s"].close()
 
-    app = FastAPI(
+    # Swagger UI and ReDoc from fastapi-offline's copies (under /static-offline-docs), not from a CDN: /docs
+    # works on a machine without internet
+    app = FastAPIOffline(
         title="bgbot",
         version=__version__,
         description=(
