@@ -120,3 +120,61 @@ def test_text_lists_follow_the_same_rule(m09: MatchAnalysis) -> None:
         marked = sum(p.checker_marks.values()) + sum(p.cube_marks.values())
         assert len(re.findall(r"^  game ", block, re.M)) == min(3, marked)
         assert ("none marked" in block) == (marked == 0)
+
+
+# ---------------------------------------------------------------------------
+# rollout figures: luck-adjusted means made probabilities before anyone sees them
+# ---------------------------------------------------------------------------
+
+
+def _consistent(p: tuple[float, ...]) -> bool:
+    w, wg, wbg, lg, lbg = p[:5]
+    return 0 <= wbg <= wg <= w <= 1 and 0 <= lbg <= lg <= 1 - w
+
+
+@pytest.mark.parametrize("match", [0, 5])
+def test_rollout_report_clamps_luck_adjusted_means(monkeypatch: pytest.MonkeyPatch, match: int) -> None:
+    """A luck-adjusted mean a little outside what a probability allows is clamped in every output."""
+    import json
+
+    import numpy as np
+
+    import bgbot.engine.rollout as ro
+    from bgbot.engine.executor import RunStats
+    from bgbot.rules.matchstate import CubeState
+    from bgbot.rules.position import Position
+
+    # w, wg (< 0), wbg (< 0), lg (> 1 - w), lbg (> lg), cubeless and cubeful equity (the latter past +1)
+    means = np.array([0.62, -0.0007, -0.0012, 0.40, 0.41, 0.25, 1.3])
+
+    def fake_run(evaluator: object, starts: list[object], state: object, settings: ro.RolloutSettings,
+                 **kwargs: object) -> tuple[list[tuple[object, ...]], int, bool, RunStats]:
+        return [(means.copy(), np.full(7, 0.01), np.full(7, 0.02)) for _ in starts], settings.trials, False, RunStats()
+
+    monkeypatch.setattr(ro, "run_rollout", fake_run)
+    engine = Engine.load()
+    state = CubeState(match=match, score=(1, 2) if match else (0, 0))
+    res = ro.rollout(engine.evaluator, Position.start(), state, ro.RolloutSettings(trials=36),
+                     met=engine.met if match else None)
+    assert res.entries
+    for e in res.entries:
+        assert _consistent(e.probs), e.probs
+        assert e.probs[:2] == (0.62, 0.0) and e.probs[3] == pytest.approx(0.38)  # clamped, not rescaled
+        assert e.mean[5:] == (0.25, 1.3)  # the equities are the rollout's measurement
+        assert e.mwc is None if not match else 0.0 <= e.mwc <= 1.0
+    probability_lines = [ln for ln in res.table().splitlines() if " - " in ln and "CL" in ln and "[" not in ln]
+    assert len(probability_lines) == len(res.entries)
+    for ln in probability_lines:  # "w wg wbg - l lg lbg  CL ...  CF ..." as printed
+        printed = [float(x) for x in ln.split("CL")[0].replace(" - ", " ").split()]
+        assert all(0.0 <= x <= 1.0 for x in printed), ln
+    for line in json.loads(json.dumps(res.to_dict()))["lines"]:
+        assert _consistent(tuple(line[k] for k in ro.COLUMNS[:5])), line
+
+
+def test_consistent_figures_keeps_good_means() -> None:
+    import numpy as np
+
+    from bgbot.engine.rollout import consistent_figures
+
+    good = np.array([0.55, 0.15, 0.01, 0.12, 0.005, 0.04, 0.05])
+    assert consistent_figures(good) == tuple(good.tolist())

@@ -104,6 +104,7 @@ __all__ = [
     "RolloutResult",
     "RolloutSettings",
     "Start",
+    "consistent_figures",
     "rollout",
     "rollout_probs",
     "rollout_task",
@@ -785,6 +786,21 @@ class RolloutResult:
         return "\n".join(lines)
 
 
+def consistent_figures(mean: NDArray[np.float64]) -> tuple[float, ...]:
+    """One rolled-out line's mean :data:`COLUMNS` (root's view) with its five probabilities made probabilities.
+
+    The luck adjustment subtracts each roll's luck from every trial, so that a mean is unbiased but can
+    fall a little outside what probabilities allow (a backgammon rate of -0.001 where none is possible).
+    As gnubg's ``SanityCheck`` does with a network's outputs, each is clamped into place, in this order:
+    ``0 <= w <= 1``, ``0 <= wg <= w``, ``0 <= wbg <= wg``, ``0 <= lg <= 1 - w``, ``0 <= lbg <= lg`` (no
+    rescaling: a figure inside its bounds is left as it is); the equities stay as measured (their means and
+    standard errors are the rollout's result).
+    """
+    figures = np.array(mean, dtype=np.float64).reshape(1, -1)
+    make_consistent(figures[:, :5])
+    return tuple(float(v) for v in figures[0])
+
+
 def _score_payload(state: CubeState, met: MatchEquityTable | None) -> dict[str, Any]:
     if state.is_money:
         return {"met": None, "away": [0, 0], "crawford": False, "jacoby": state.jacoby, "match": 0}
@@ -965,12 +981,12 @@ def rollout(
         mwc = None
         if sc.met is not None and settings.cubeful:
             w, lo = sc.root_mwc(cube), sc.root_mwc(-cube)
-            mwc = float((mean[6] * (w - lo) + (w + lo)) / 2.0)
+            mwc = min(1.0, max(0.0, float((mean[6] * (w - lo) + (w + lo)) / 2.0)))
         entries.append(
             RolloutEntry(
                 label,
                 Position(start.board, validate=False),
-                tuple(mean.tolist()),
+                consistent_figures(mean),
                 tuple(se.tolist()),
                 tuple(se_raw.tolist()),
                 trials,
