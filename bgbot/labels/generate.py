@@ -66,11 +66,13 @@ class LabelSettings:
     searched for a 1-ply / 2-ply disagreement.
     """
 
+    # 36 luck-adjusted trials truncated after 7 plies: the most label quality per CPU-second of the settings
+    # measured by benchmarks/label_cost.py (BENCHMARKS.md, "Label bank")
     trials: int = 36
-    truncate: int = 0
+    truncate: int = 7
     luck: bool = True
     batch: int = 32
-    pool: int = 4096
+    pool: int = 2048
     keep: float = 0.04
     explore: float = 0.02
     pubeval_share: float = 0.25
