@@ -178,3 +178,44 @@ def test_consistent_figures_keeps_good_means() -> None:
 
     good = np.array([0.55, 0.15, 0.01, 0.12, 0.005, 0.04, 0.05])
     assert consistent_figures(good) == tuple(good.tolist())
+
+
+# ---------------------------------------------------------------------------
+# install hints: what a user of the wheel types (bgbot's extras by the package's name, not an editable checkout)
+# ---------------------------------------------------------------------------
+
+
+def test_serve_without_its_extra_names_the_wheel_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from bgbot.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "bgbot[serve]"' in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_ray_executor_without_ray_names_the_wheel_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from bgbot.engine.executor import _import_ray
+    from bgbot.errors import ExecutorError
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ExecutorError, match=re.escape('pip install "bgbot[ray]"')):
+        _import_ray()
+
+
+def test_no_hint_sends_a_wheel_user_to_an_editable_install_of_an_extra_they_can_get() -> None:
+    """``pip install -e ".[serve]"`` only works in a clone; the serve and ray extras come with the wheel."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted((ROOT / "bgbot").rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"""-e\s*['"]?\.\[[^\]]*\b(serve|ray)\b""", line)
+    ]
+    assert not offenders, offenders

@@ -31,7 +31,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         from bgbot.serve.service import ServeConfig
     except ImportError as exc:
-        raise ConfigError(f'bgbot serve needs the serve extra: pip install -e ".[serve]" ({exc})') from None
+        raise ConfigError(f'bgbot serve needs the serve extra: pip install "bgbot[serve]" ({exc})') from None
     max_ply = args.max_ply if args.max_ply is not None else max(2, args.ply)
     # validate here, in the parent, so that a bad option is one line on stderr and not a dying worker
     ServeConfig(

@@ -12,7 +12,7 @@ Executors (:func:`parse_executor`):
 * ``local`` (the default): a pool of ``workers`` spawned processes (default: every core), one BLAS
   thread each.  The model reaches each process once, at its start.  (Only a caller's in-memory
   evaluator, with no model to ship, runs in this process.)
-* ``ray``: the same tasks as Ray tasks (``pip install -e ".[ray]"``), on the cluster ``ray.init()`` finds
+* ``ray``: the same tasks as Ray tasks (``pip install "bgbot[ray]"``), on the cluster ``ray.init()`` finds
   (``$RAY_ADDRESS``, or a new local one), or on the one already initialised in this process;
   ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (a cluster's GCS address) names one.  The model goes
   into the object store once (``ray.put``) and every task carries only its reference; a worker loads it
@@ -320,7 +320,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise ExecutorError(
-            "the Ray executor needs Ray: pip install -e '.[ray]' (or run with --executor local)"
+            "the Ray executor needs Ray: pip install \"bgbot[ray]\" (or run with --executor local)"
         ) from None
     return ray
 
