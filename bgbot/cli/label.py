@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from bgbot.cli.options import count, positive_number
 from bgbot.errors import ConfigError
 
 __all__ = ["add_parser", "default_bank"]
@@ -26,28 +27,6 @@ def default_bank() -> Path:
     if not (root / "training").is_dir():
         raise ConfigError(f"no label bank next to this install ({str(root)!r} has no training/): give --bank DIR")
     return root / "training" / "labels"
-
-
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return v
-
-
-def _whole(text: str) -> int:
-    from bgbot.errors import ascii_int
-
-    try:
-        v = ascii_int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
-    return v
 
 
 def _settings(args: argparse.Namespace) -> object:
@@ -118,25 +97,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Add ``label`` (with its ``verify`` and ``stats`` actions) to the ``bgbot`` command."""
     s = sub.add_parser("label", help="grow the label bank: rollout labels of positions worth learning")
     s.add_argument("--bank", help="the bank folder (default: training/labels/ of this clone)")
-    s.add_argument("--minutes", type=_positive, default=10.0, help="wall-clock budget (default 10)")
-    s.add_argument("--shard-minutes", type=_positive, default=5.0, help="write a shard this often (default 5)")
-    s.add_argument("--max-shards", type=_whole, help="stop after this many shards")
-    s.add_argument("--seed", type=_whole, default=1, help="shards of a seed go on from its last one (default 1)")
-    s.add_argument("--workers", type=_whole, default=1, help="worker processes (default 1)")
+    s.add_argument("--minutes", type=positive_number, default=10.0, help="wall-clock budget (default 10)")
+    s.add_argument("--shard-minutes", type=positive_number, default=5.0, help="write a shard this often (default 5)")
+    s.add_argument("--max-shards", type=count, help="stop after this many shards")
+    s.add_argument("--seed", type=count, default=1, help="shards of a seed go on from its last one (default 1)")
+    s.add_argument("--workers", type=count, default=1, help="worker processes (default 1)")
     s.add_argument("--executor", default="local", help="local (default), ray, ray://HOST:PORT")
-    s.add_argument("--nice", type=_whole, default=19, help="run at this niceness (default 19; 0 leaves it)")
+    s.add_argument("--nice", type=count, default=19, help="run at this niceness (default 19; 0 leaves it)")
     s.add_argument("--checkpoint", help="labelling model (default: the shipped model)")
-    s.add_argument("--trials", type=_whole, help="rollout trials a position (a multiple of 36)")
-    s.add_argument("--truncate", type=_whole, help="plies before the network values the leaf (0: to the end)")
+    s.add_argument("--trials", type=count, help="rollout trials a position (a multiple of 36)")
+    s.add_argument("--truncate", type=count, help="plies before the network values the leaf (0: to the end)")
     s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None, help="luck adjustment")
-    s.add_argument("--batch", type=_whole, help="positions a task")
-    s.add_argument("--pool", type=_whole, help="positions sampled a shard (its most rows)")
+    s.add_argument("--batch", type=count, help="positions a task")
+    s.add_argument("--pool", type=count, help="positions sampled a shard (its most rows)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_label)
     acts = s.add_subparsers(dest="label_action", metavar="{verify,stats}")
     v = acts.add_parser("verify", help="label a shard's first rows again from its provenance and compare")
     v.add_argument("shard", help="a shard file (shard-SSSSSSSS-KKKKK.npz)")
-    v.add_argument("--first", type=_whole, default=64, help="rows to label again (default 64)")
+    v.add_argument("--first", type=count, default=64, help="rows to label again (default 64)")
     v.add_argument("--checkpoint", help="the model that made the shard (default: the shipped model)")
     v.add_argument("--bank", help="the bank that lists it (default: the shard's folder)")
     v.set_defaults(func=_cmd_verify)

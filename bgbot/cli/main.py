@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from bgbot.cli.analyse import add_parser as add_analyse_parser
 from bgbot.cli.label import add_parser as add_label_parser
-from bgbot.cli.options import add_cube_options, add_filter_option, cube_state_from_args
+from bgbot.cli.options import add_cube_options, add_filter_option, cube_state_from_args, whole
 from bgbot.cli.rollout import add_parser as add_rollout_parser
-from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt, quote_input
+from bgbot.errors import QUOTE_LIMIT, BgbotError, ConfigError, ascii_int, is_interrupt
 
 if TYPE_CHECKING:
     from bgbot.engine.api import Engine
@@ -150,14 +150,6 @@ def _engine_args(s: argparse.ArgumentParser, what: str) -> None:
         "--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped in the package)"
     )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-
-def _whole(text: str) -> int:
-    """An integer option: ASCII digits only (``int`` would read ``'٢'`` as 2)."""
-    try:
-        return ascii_int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {quote_input(text)}") from None
 
 
 def _seed(text: str) -> int:
@@ -427,18 +419,18 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     s.add_argument("a", help="bot A, e.g. bgbot:ply=2")
     s.add_argument("b", help="bot B, e.g. gnubg:ply=0")
-    s.add_argument("--games", type=_whole, default=100, help="games (or matches with --match); default 100")
-    s.add_argument("--match", type=_whole, default=0, metavar="N", help="play matches to N points (default: money)")
+    s.add_argument("--games", type=whole, default=100, help="games (or matches with --match); default 100")
+    s.add_argument("--match", type=whole, default=0, metavar="N", help="play matches to N points (default: money)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True,
                    help="play with the doubling cube (default) or without (--no-cube)")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule (money games)")
-    s.add_argument("--auto-doubles", type=_whole, default=0, metavar="N",
+    s.add_argument("--auto-doubles", type=whole, default=0, metavar="N",
                    help="automatic doubles on opening ties, at most N per game (money; default off)")
     s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0)")
-    s.add_argument("--workers", type=_whole, help="parallel workers (default: every core; 1: in this process)")
+    s.add_argument("--workers", type=whole, help="parallel workers (default: every core; 1: in this process)")
     s.add_argument("--executor", default="local",
                    help="local (default), ray, ray://HOST:PORT or HOST:PORT of a Ray cluster")
-    s.add_argument("--pairs-per-task", type=_whole, default=2, help="duplicate pairs in one task (default 2)")
+    s.add_argument("--pairs-per-task", type=whole, default=2, help="duplicate pairs in one task (default 2)")
     s.add_argument("--resume", metavar="DIR", help="results folder: finished tasks are kept there and reused")
     s.add_argument("--out", metavar="FILE", help="write the report as JSON")
     s.add_argument("--save-games", metavar="DIR", help="write every game (money) or match as a .mat file")
@@ -450,10 +442,10 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s = sub.add_parser(
         "serve-external", help="be an external player for gnubg (set player 1 external localhost:PORT)"
     )
-    s.add_argument("--port", type=_whole, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
+    s.add_argument("--port", type=whole, default=4321, help="TCP port to listen on (default 4321; 0 = any free)")
     s.add_argument("--host", default="localhost", help="address to listen on (default localhost)")
     s.add_argument("--bot", metavar="SPEC", help="the bot answering (default bgbot with --ply/--checkpoint)")
-    s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--ply", type=whole, default=1, help="bgbot's ply (XG numbering; default 1)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
     s.add_argument("--jacoby", action="store_true", help="money games use the Jacoby rule")
     s.add_argument("--once", action="store_true", help="stop after the first connection closes")
@@ -461,8 +453,8 @@ def _add_pit_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     s.set_defaults(func=_cmd_serve_external)
 
     s = sub.add_parser("play", help="play against bgbot in the terminal")
-    s.add_argument("--ply", type=_whole, default=1, help="bgbot's ply (XG numbering; default 1)")
-    s.add_argument("--match", type=_whole, default=0, metavar="N", help="a match to N points (default: money games)")
+    s.add_argument("--ply", type=whole, default=1, help="bgbot's ply (XG numbering; default 1)")
+    s.add_argument("--match", type=whole, default=0, metavar="N", help="a match to N points (default: money games)")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT or the shipped model)")
     s.add_argument("--seed", type=_seed, help="dice seed (default: random)")
     s.add_argument("--cube", action=argparse.BooleanOptionalAction, default=True, help="play with the cube")
@@ -518,7 +510,7 @@ def _add_chouette_command(sub: argparse._SubParsersAction) -> None:  # type: ign
         "captain's proposal), it doubles only when unanimous, and each member answers the box's doubles alone.",
     )
     s.add_argument("specs", nargs="+", metavar="SPEC", help="a bot per player, at least 3 (e.g. pubeval random)")
-    s.add_argument("--games", type=_whole, default=10, help="games to play (default 10)")
+    s.add_argument("--games", type=whole, default=10, help="games to play (default 10)")
     s.add_argument("--seed", type=_seed, default=0, help="dice seed (default 0); random bots get seed+seat")
     s.add_argument("--jacoby", action="store_true", help="Jacoby rule")
     s.add_argument("--json", action="store_true", help="print JSON (totals, orders, game log) instead of a table")
@@ -595,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="the same as CONFIG")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key (repeatable)")
     s.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
-    s.add_argument("--games", type=_whole, help="stop at this many games trained (default: the config's games)")
+    s.add_argument("--games", type=whole, help="stop at this many games trained (default: the config's games)")
     s.add_argument("--out", help=f"run folder (default: the pipeline's out, or {DEFAULT_RUN_DIR} for self-play)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--force", action="store_true", help="start a fresh run even where one exists (its files go)")
@@ -616,10 +608,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     _serve_cli.add_parser(sub)
     _ubgi_cli.add_parser(sub)
+    from bgbot.cli import warmup as _warmup_cli
+
+    _warmup_cli.add_parser(sub)
 
     s = sub.add_parser("yardstick", help="cubeless duplicate-dice duel of a network (1-ply) against pubeval")
     s.add_argument("--checkpoint", help="network (default: $BGBOT_CHECKPOINT, else the shipped model)")
-    s.add_argument("--games", type=_whole, default=10_000, help="games, an even number (default 10000)")
+    s.add_argument("--games", type=whole, default=10_000, help="games, an even number (default 10000)")
     s.add_argument("--opponent", default="pubeval", help="pubeval (default) or random")
     s.add_argument("--seed", type=_seed, default=1)
     s.add_argument("--out", help="also write the result as JSON here")
@@ -640,21 +635,22 @@ def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (a scheduler, `timeout`) saves what Ctrl-C saves: checkpoint, pit report
 
 
-def _one_position_at_1ply(args: argparse.Namespace) -> bool:
-    """Is this a question about one position at 1-ply (``move``, ``eval``, ``cube``)?
+def _one_position_ply(args: argparse.Namespace) -> int | None:
+    """The ply of a question about one position (``move``, ``eval``, ``cube``), else None.
 
-    Those need a few dozen network evaluations: run as plain Python
-    (:mod:`bgbot.jit`) they finish before numba would have loaded.
+    At 1-ply those need a few dozen network evaluations: run as plain Python
+    (:mod:`bgbot.jit`) they finish before numba would have loaded
+    (:func:`bgbot.cli.warmup.choose_kernels` decides).
     """
     if args.func not in (_cmd_move, _cmd_eval, _cmd_cube):
-        return False
+        return None
     bearoff = os.environ.get("BGBOT_BEAROFF")
     if bearoff and not Path(bearoff).expanduser().is_file():
-        return False  # the bear-off database is about to be built: that is a job for compiled kernels
+        return None  # the bear-off database is about to be built: that is a job for compiled kernels
     try:
-        return ascii_int(str(args.ply)) == 1
+        return ascii_int(str(args.ply))
     except ValueError:
-        return False  # check_ply reports it
+        return None  # check_ply reports it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -666,10 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
-        if _one_position_at_1ply(args):
-            from bgbot import jit
+        from bgbot.cli.warmup import choose_kernels
 
-            jit.interpret()  # unless BGBOT_JIT says otherwise, or the kernels are already loaded (main() in a test)
+        choose_kernels(_one_position_ply(args))  # plain Python, or compiled (compiled once with a progress bar)
         return int(args.func(args) or 0)
     except BgbotError as exc:
         print(f"bgbot: error: {_one_line(str(exc))}", file=sys.stderr)

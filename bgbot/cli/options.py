@@ -3,10 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING
+
+from bgbot.errors import ascii_int, quote_input
 
 if TYPE_CHECKING:
     from bgbot.rules.matchstate import CubeState, MatchState
+
+
+def whole(text: str) -> int:
+    """An integer option (``type=``): ASCII digits and an optional sign only (``int`` would read ``'٢'`` as 2)."""
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {quote_input(text)}") from None
+
+
+def count(text: str) -> int:
+    """A whole-number option that may not be negative (``type=``): a count, a size, a seed, a niceness."""
+    value = whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {quote_input(text)}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A number option above 0 and finite (``type=``): a time, a threshold."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {quote_input(text)}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number: {quote_input(text)}")
+    return value
 
 
 def add_cube_options(s: argparse.ArgumentParser) -> None:

@@ -9,22 +9,11 @@ the same DIR again goes on from there.  The same seed gives the same figures on 
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
-from bgbot.cli.options import add_cube_options, cube_state_from_args
+from bgbot.cli.options import add_cube_options, cube_state_from_args, positive_number, whole
 
 __all__ = ["add_parser"]
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return v
 
 
 def _cmd_rollout(args: argparse.Namespace) -> int:
@@ -84,31 +73,21 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
     return 0
 
 
-def _whole(text: str) -> int:
-    """An integer option: ASCII digits only (as the other commands read them)."""
-    from bgbot.errors import ascii_int
-
-    try:
-        return ascii_int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``bgbot rollout``."""
     s = sub.add_parser("rollout", help="roll out a position, or the top plays of a roll, with standard errors")
     s.add_argument("position", help="gnubg Position ID (optionally :MatchID), XGID or FIBS board")
     s.add_argument("dice", nargs="?", help="roll out the top plays of this roll (e.g. 31); none: before the roll")
-    s.add_argument("--trials", type=_whole, default=1296, help="games per line (default 1296)")
+    s.add_argument("--trials", type=whole, default=1296, help="games per line (default 1296)")
     s.add_argument("--ply", default="1", help="checker play inside the rollout, 1-3 ply (XG numbering; default 1)")
     s.add_argument(
         "--truncate",
-        type=_whole,
+        type=whole,
         default=0,
         metavar="N",
         help="stop after N plies and take the network's value (default 0: play to the end)",
     )
-    s.add_argument("--top", type=_whole, default=5, help="candidate plays rolled out (default 5)")
+    s.add_argument("--top", type=whole, default=5, help="candidate plays rolled out (default 5)")
     s.add_argument("--preselect", default="1", metavar="PLY", help="ply of the pre-selection of plays (1 or 2)")
     s.add_argument(
         "--cubeful",
@@ -125,7 +104,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     s.add_argument(
         "--stratify",
-        type=_whole,
+        type=whole,
         choices=(0, 36, 1296),
         help="stratified first rolls: 36 or 1296 sequences, 0 none (default: 1296, or 36, whichever the trials fill)",
     )
@@ -135,18 +114,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=True,
         help="stop a trial at an exact bear-off position with the database's value (default)",
     )
-    s.add_argument("--seed", type=_whole, default=0, help="dice seed (default 0)")
+    s.add_argument("--seed", type=whole, default=0, help="dice seed (default 0)")
     s.add_argument(
         "--se-stop",
-        type=_positive_float,
+        type=positive_number,
         metavar="X",
         help="stop early once every ranked equity's standard error is below X",
     )
-    s.add_argument("--workers", type=_whole, help="local worker processes (default: every core)")
+    s.add_argument("--workers", type=whole, help="local worker processes (default: every core)")
     s.add_argument(
         "--executor", default="local", help="local (default), ray, ray://HOST:PORT or HOST:PORT of a Ray cluster"
     )
-    s.add_argument("--trials-per-task", type=_whole, default=72, help="trials in one task (default 72)")
+    s.add_argument("--trials-per-task", type=whole, default=72, help="trials in one task (default 72)")
     s.add_argument("--resume", metavar="DIR", help="results folder: finished tasks are kept there and reused")
     s.add_argument("--checkpoint", help="network file (default: $BGBOT_CHECKPOINT, else the model shipped)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
