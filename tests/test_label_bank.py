@@ -255,3 +255,18 @@ def test_interest_weights_where_nets_err() -> None:
     race[[6, 5, 8]] = [5, 5, 5]
     race[[20, 19, 24]] = [-5, -5, -5]
     assert interest(race[None, :])[0] == 0.5
+
+
+@pytest.mark.slow
+def test_a_local_ray_cluster_makes_the_same_labels(bank: Path, tmp_path: Path) -> None:
+    """Labels are the same on any executor: a shard made on Ray equals the local one of the same seed."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        generate(tmp_path, 5.0, settings=FAST, seed=3, max_shards=1, progress=False, executor="ray", workers=2)
+    finally:
+        ray.shutdown()
+    here, there = read_shard(bank / shard_name(3, 0)), read_shard(tmp_path / shard_name(3, 0))
+    for key in ("position_id", "board", "probs", "se"):
+        np.testing.assert_array_equal(here[key], there[key])
