@@ -8,6 +8,8 @@ exits with status 2.
 
 from __future__ import annotations
 
+import operator
+
 QUOTE_LIMIT = 80  # characters of user input repeated in an error message
 
 
@@ -32,6 +34,19 @@ def quote_input(text: object) -> str:
     if isinstance(text, str) and len(text) > QUOTE_LIMIT:
         return f"{text[:QUOTE_LIMIT]!r}... ({len(text)} characters)"
     return repr(text)
+
+
+def as_integer(value: object, what: str, error: type[BgbotError], kind: str = "an integer") -> int:
+    """``value`` as an ``int``: a Python or numpy integer, not a bool, float or text.
+
+    Anything else raises ``error`` saying that ``what`` must be ``kind`` and quoting the value.
+    """
+    if not isinstance(value, bool):  # a bool is an int, and never a count
+        try:
+            return operator.index(value)  # type: ignore[call-overload, no-any-return]
+        except TypeError:
+            pass
+    raise error(f"{what} must be {kind}, got {quote_input(value)}")
 
 
 class BgbotError(ValueError):

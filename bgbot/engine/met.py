@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bgbot.errors import MetError
+from bgbot.errors import MetError, as_integer
 
 __all__ = [
     "DEFAULT_MET",
@@ -138,12 +137,7 @@ class MatchEquityTable:
 
 
 def _away(value: object, what: str) -> int:
-    if isinstance(value, bool):
-        raise MetError(f"{what} must be an integer number of points, got {value!r}")
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise MetError(f"{what} must be an integer number of points, got {value!r}") from None
+    return as_integer(value, what, MetError, "an integer number of points")
 
 
 def load_met(name_or_path: str | Path = DEFAULT_MET) -> MatchEquityTable:
