@@ -92,6 +92,18 @@ def check_seed(seed: object, what: str = "seed") -> int:
     return seed
 
 
+def check_whole_fields(obj: object, what: str, minimums: dict[str, int]) -> None:
+    """Each field of ``obj`` named in ``minimums`` is a whole number at least its minimum.
+
+    Otherwise a ``ConfigError`` naming ``what`` and the field, quoting its value (a settings
+    dataclass's ``__post_init__``: ``check_whole_fields(self, "rollout", {"trials": 1})``).
+    """
+    for name, lo in minimums.items():
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            raise ConfigError(f"{what} {name} must be a whole number >= {lo}, got {quote_input(value)}")
+
+
 def build_config(cls: type[T], values: dict[str, Any], *, source: str = "config") -> T:
     """Make ``cls`` from a dict, checking every key and type."""
     hints = typing.get_type_hints(cls)

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from bgbot.config import check_whole_fields
 from bgbot.engine.cube import (
     OWNER_COLUMNS,
     CubeDecision,
@@ -149,10 +150,8 @@ class RolloutSettings:
     trials_per_task: int = 72
 
     def __post_init__(self) -> None:
-        for name, lo in (("trials", 1), ("truncate", 0), ("seed", 0), ("min_trials", 1), ("trials_per_task", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ConfigError(f"rollout {name} must be a whole number >= {lo}, got {quote_input(v)}")
+        least = {"trials": 1, "truncate": 0, "seed": 0, "min_trials": 1, "trials_per_task": 1}
+        check_whole_fields(self, "rollout", least)
         object.__setattr__(self, "ply", check_ply(self.ply))
         if self.stratify is None:  # the most the trials fill completely
             object.__setattr__(self, "stratify", next(k for k in (1296, 36, 0) if not k or self.trials % k == 0))
