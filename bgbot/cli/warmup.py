@@ -1,0 +1,182 @@
+"""``bgbot warm-up``: compile bgbot's numba kernels once, with a progress bar, and cache them on disk.
+
+A fresh install has no compiled code: the first process that needs the
+compiled kernels would spend 20-30 s in numba, silently.  This compiles them
+step by step (the move generator, the position classes, the network pass,
+the bear-off database's lookups, the search's helpers, then whole decisions
+so that every specialisation they use is cached) and leaves a marker
+(:func:`bgbot.jit.mark_cached`).  Afterwards a process loads the cached code
+in about a second.
+
+The commands that run compiled (``bgbot analyse``, and ``move``/``eval``/``cube``
+from 3-ply up) call :func:`ensure_warm` first, so the first of them shows the
+bar instead of a long silent pause; one-position questions at 1- and 2-ply
+run as plain Python until the kernels are cached (:func:`choose_kernels`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+__all__ = ["add_parser", "choose_kernels", "ensure_warm", "warm_up"]
+
+
+def _steps() -> list[tuple[str, Callable[[], object]]]:
+    """The warm-up's steps, each a call that compiles (or loads) some kernels: ``(what, call)``."""
+    import numpy as np
+
+    state: dict[str, object] = {}
+
+    def movegen() -> None:
+        from bgbot.rules.movegen import successors, successors_batch
+        from bgbot.rules.position import Position
+
+        start = Position.from_id("4HPwATDgc/ABMA")
+        boards = np.array([start.board, start.board], dtype=np.int8)
+        successors_batch(boards[:1], (3, 1))
+        successors_batch(boards, (6, 6))
+        successors_batch(boards, np.array([[3, 1], [5, 2]], dtype=np.int64))
+        successors(start, (4, 2))
+
+    def classes() -> None:
+        from bgbot.rules.classes import classify_rows
+        from bgbot.rules.position import Position
+
+        classify_rows(np.array([Position.from_id("4HPwATDgc/ABMA").board], dtype=np.int8))
+
+    def network() -> None:
+        from bgbot.engine.api import Engine
+        from bgbot.eval.encoding import encode
+        from bgbot.rules.movegen import successors_batch
+        from bgbot.rules.position import Position
+
+        engine = Engine.load()
+        state["engine"] = engine
+        succ, _ = successors_batch(np.array([Position.from_id("4HPwATDgc/ABMA").board], dtype=np.int8), (3, 1))
+        engine.base(succ)
+        net = getattr(engine.base, "net", None)
+        if net is not None and hasattr(net, "compiled"):
+            net.probs(encode(succ, net.spec.encoding_version))
+
+    def bearoff() -> None:
+        from bgbot.rules.position import Position
+
+        engine = state["engine"]
+        race = Position.from_points({6: 3, 5: 2, 4: 2, 1: 1}, {6: 2, 5: 3, 3: 1})
+        engine.evaluate(race)  # type: ignore[attr-defined]
+        engine.cube_action(race)  # type: ignore[attr-defined]
+
+    def search() -> None:
+        from bgbot.engine.search import lookahead_probs
+        from bgbot.rules.position import Position
+
+        engine = state["engine"]
+        boards = np.array([Position.from_id(i).board for i in ("4HPwATDgc/ABMA", "sGfwATDgc/ABMA")], dtype=np.int8)
+        lookahead_probs(engine.evaluator, boards, 1)  # type: ignore[attr-defined]
+
+    def decisions() -> None:
+        from bgbot.rules.matchstate import MatchState
+
+        engine = state["engine"]
+        pos = "4HPwATDgc/ABMA"
+        for ply in (1, 2):
+            engine.best_move(pos, (3, 1), ply, cubeless=True)  # type: ignore[attr-defined]
+            engine.best_move(pos, (3, 1), ply)  # type: ignore[attr-defined]
+            engine.cube_action("sGfwATDgc/ABMA", ply=ply)  # type: ignore[attr-defined]
+        match = MatchState(match_length=7)
+        engine.best_move(pos, (3, 1), 2, match)  # type: ignore[attr-defined]
+        engine.cube_action(pos, match, ply=2)  # type: ignore[attr-defined]
+
+    return [
+        ("move generator", movegen),
+        ("position classes", classes),
+        ("network", network),
+        ("bear-off database", bearoff),
+        ("search", search),
+        ("decisions", decisions),
+    ]
+
+
+def warm_up(progress: bool = True) -> float:
+    """Compile (or load) every kernel a decision or an analysis uses and mark them cached.
+
+    Returns the seconds it took.  Does nothing but mark when the kernels are
+    interpreted in this process (``BGBOT_JIT=0``): there is nothing to compile.
+    """
+    from bgbot import jit  # here, not at import: a bad BGBOT_JIT is a user error main() reports
+
+    t0 = time.perf_counter()
+    if not jit.COMPILED:
+        return 0.0
+    jit.configure_cache()
+    steps = _steps()
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(steps), desc="compiling bgbot's kernels once (later runs load them)", unit="step",
+                   file=sys.stderr, bar_format="{desc}: {n_fmt}/{total_fmt} {bar} {elapsed}{postfix}")
+        try:
+            for what, call in steps:
+                bar.set_postfix_str(what)
+                call()
+                bar.update(1)
+            bar.set_postfix_str("done")
+        finally:
+            bar.close()
+    else:
+        for _, call in steps:
+            call()
+    jit.mark_cached()
+    return time.perf_counter() - t0
+
+
+def ensure_warm(progress: bool = True) -> None:
+    """:func:`warm_up` unless the kernels are cached already or this process interprets them."""
+    from bgbot import jit  # here, not at import: a bad BGBOT_JIT is a user error main() reports
+
+    if jit.COMPILED and not jit.kernels_cached():
+        warm_up(progress)
+
+
+def choose_kernels(ply: int | None) -> None:
+    """Pick compiled or plain-Python kernels for a command, before it imports the engine.
+
+    ``ply`` is the look-ahead of a one-position question (``move``, ``eval``,
+    ``cube``), None for any other command (which decides for itself).  At
+    1-ply the question runs as plain Python (it finishes before numba would
+    have loaded); at 2-ply too while the compiled kernels are not cached (under
+    a second or two, instead of 20-30 s of compiling); deeper questions
+    compile, showing :func:`warm_up`'s progress bar the first time.
+    """
+    from bgbot import jit  # here, not at import: a bad BGBOT_JIT is a user error main() reports
+
+    if ply is None:
+        return
+    if ply == 1 or (ply == 2 and not jit.kernels_cached()):
+        jit.interpret()
+        return
+    ensure_warm(progress=True)
+
+
+def _cmd_warm_up(args: argparse.Namespace) -> int:
+    from bgbot import jit  # here, not at import: a bad BGBOT_JIT is a user error main() reports
+
+    if not jit.COMPILED:
+        print("bgbot: the kernels run as plain Python here (BGBOT_JIT=0): nothing to compile", file=sys.stderr)
+        return 0
+    seconds = warm_up(progress=not args.quiet)
+    folder = jit.cache_dir()
+    where = "next to bgbot's sources" if folder is None else str(folder)
+    print(f"bgbot's kernels are compiled and cached ({where}) in {seconds:.1f} s")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``bgbot warm-up``."""
+    s = sub.add_parser("warm-up", help="compile bgbot's kernels once (20-30 s, with a progress bar) and cache them",
+                       description=__doc__.splitlines()[0])
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_warm_up)
