@@ -771,15 +771,8 @@ def run_pit(
         if on_report is None or time.perf_counter() - last_write[0] < 10 * last_write[1]:
             return
         start = time.perf_counter()
-        r = PitReport(
-            a=report.a,
-            b=report.b,
-            mode=report.mode,
-            seed=report.seed,
-            workers=report.workers,
-            executor=report.executor,
-            resumed_games=report.resumed_games,
-        )
+        same_pit = ("a", "b", "mode", "seed", "workers", "executor", "resumed_games")  # which pit; tallies afresh
+        r = PitReport(**{k: getattr(report, k) for k in same_pit})
         tally.fill(r)
         r.elapsed_s = start - t0
         r.stopped = report.stopped or "running: the pit had not finished when this report was written"
