@@ -14,6 +14,7 @@ import argparse
 import base64
 import html
 import io
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgbot.cli.options import add_filter_option
@@ -138,12 +139,9 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;f
 """
 
 
-def _cmd_analyse(args: argparse.Namespace) -> int:
-    import json
-    import sys
-
-    from tqdm import tqdm
-
+def _analyse_one(args: argparse.Namespace, path: str, html_out: str | None,
+                 progress: Any = None, match: Any = None) -> tuple[str, dict[str, Any] | None]:
+    """Analyse one record: its text report and, with ``--json``, its JSON-ready dict (the HTML report written)."""
     from bgbot.engine.answers import finished
     from bgbot.engine.api import Engine
     from bgbot.engine.search import check_ply, parse_filters
@@ -152,22 +150,102 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
 
     ply = check_ply(args.ply)
     filters = parse_filters(args.filter)
-    match = read_match(args.file, args.format)
+    match = read_match(path, args.format) if match is None else match
     engine = Engine.load(args.checkpoint, filters=filters)
-    total = sum(len(g.actions) for g in match.games)
-    with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
-        analysis = engine.analyse(match, ply, luck=args.luck, progress=lambda n: bar.update(n - bar.n))
-    if args.html:
-        write_text_atomic(args.html, html_report(analysis, args.mistakes), parents=True)
+    analysis = engine.analyse(match, ply, luck=args.luck, progress=progress)
+    if html_out:
+        write_text_atomic(html_out, html_report(analysis, args.mistakes), parents=True)
     if args.json:
         data: dict[str, Any] = analysis.to_dict(args.mistakes)
-        if args.html:
-            data["html"] = str(args.html)
-        print(json.dumps(finished(data), indent=1))
+        if html_out:
+            data["html"] = str(html_out)
+        return "", finished(data)
+    text = analysis.text(args.mistakes)
+    return text + (f"\nHTML report: {html_out}\n" if html_out else ""), None
+
+
+def _records_in(folder: Path) -> list[Path]:
+    """The match records (``.mat``, ``.sgf``) directly in ``folder``, by name."""
+    from bgbot.errors import ConfigError
+
+    found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in (".mat", ".sgf"))
+    if not found:
+        raise ConfigError(f"no .mat or .sgf match records in the folder {str(folder)!r}")
+    return found
+
+
+def _cmd_analyse_folder(args: argparse.Namespace, folder: Path) -> int:
+    """``bgbot analyse DIR``: every record of the folder, one process per core, a progress bar over the files."""
+    import concurrent.futures as cf
+    import json
+    import multiprocessing as mp
+    import os
+    import sys
+
+    from tqdm import tqdm
+
+    from bgbot.engine.search import check_ply
+
+    check_ply(args.ply)  # a bad ply fails before any process starts
+    files = _records_in(folder)
+    html_dir = Path(args.html) if args.html else None
+    if html_dir is not None and html_dir.exists() and not html_dir.is_dir():
+        from bgbot.errors import ConfigError
+
+        raise ConfigError(f"with a folder of records --html names a folder for the reports, got the file "
+                          f"{str(html_dir)!r}")
+    workers = max(1, min(args.workers or (os.cpu_count() or 1), len(files)))
+    results: dict[Path, tuple[str, dict[str, Any] | None]] = {}
+    outs = {f: str(html_dir / f"{f.stem}.html") if html_dir else None for f in files}
+    bar = tqdm(total=len(files), unit="match", disable=args.quiet or not sys.stderr.isatty(), leave=False)
+    try:
+        if workers == 1:
+            for f in files:
+                results[f] = _analyse_one(args, str(f), outs[f])
+                bar.update(1)
+        else:
+            # spawned processes: each loads the model and the cached kernels once (ensure_warm ran here first)
+            with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+                futures = {pool.submit(_analyse_one, args, str(f), outs[f]): f for f in files}
+                for fut in cf.as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.update(1)
+    finally:
+        bar.close()
+    if args.json:
+        print(json.dumps({str(f): results[f][1] for f in files}, indent=1))
     else:
-        print(analysis.text(args.mistakes), end="")
-        if args.html:
-            print(f"\nHTML report: {args.html}")
+        for i, f in enumerate(files):
+            print(("\n" if i else "") + f"== {f} ==")
+            print(results[f][0], end="")
+    return 0
+
+
+def _cmd_analyse(args: argparse.Namespace) -> int:
+    import sys
+
+    from tqdm import tqdm
+
+    from bgbot.cli.warmup import ensure_warm
+    from bgbot.engine.search import check_ply, parse_filters
+    from bgbot.formats.records import read_match
+
+    check_ply(args.ply)  # a bad option or record fails before any compiling
+    parse_filters(args.filter)
+    folder = Path(args.file).is_dir()
+    match = None if folder else read_match(args.file, args.format)
+    ensure_warm(progress=not args.quiet)  # the first analysis after an install compiles, with a progress bar
+    if folder:
+        return _cmd_analyse_folder(args, Path(args.file))
+    total = sum(len(g.actions) for g in match.games)
+    with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
+        text, data = _analyse_one(args, args.file, args.html, progress=lambda n: bar.update(n - bar.n), match=match)
+    if data is not None:
+        import json
+
+        print(json.dumps(data, indent=1))
+    else:
+        print(text, end="")
     return 0
 
 
@@ -178,11 +256,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         aliases=["analyze"],
         help="grade every checker play and cube action of a .mat or .sgf match record",
     )
-    s.add_argument("file", help="a Jellyfish .mat or gnubg .sgf record")
+    s.add_argument("file", help="a Jellyfish .mat or gnubg .sgf record, or a folder of them (analysed in parallel)")
     s.add_argument("--ply", default="2", help="analysis ply, 1-3 (XG numbering: 1 = the network; default 2)")
     add_filter_option(s)
     s.add_argument("--json", action="store_true", help="print the whole analysis as JSON")
-    s.add_argument("--html", metavar="OUT", help="also write an HTML report with a graph of the match")
+    s.add_argument("--html", metavar="OUT", help="also write an HTML report with a graph of the match "
+                   "(for a folder of records: a folder, one report per record)")
+    s.add_argument("--workers", type=_whole, default=0,
+                   help="processes for a folder of records (default: one per core)")
     s.add_argument("--format", choices=("mat", "sgf"), help="the record's format (default: from the file name)")
     s.add_argument("--mistakes", type=_whole, default=5, help="biggest mistakes listed per player (default 5)")
     s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True, help="luck analysis (default on)")

@@ -745,7 +745,18 @@ def _check_score(
             raise InvalidCubeError(
                 f"the cube is out of play in the Crawford game, got value {cube!r} owned by {owner!r}"
             )
-    return _Score(met, away_me, away_opp, bool(crawford))
+    key = (id(met), away_me, away_opp, bool(crawford))
+    score = _SCORES.get(key)
+    if score is None or score.met is not met:
+        if len(_SCORES) >= 4096:
+            _SCORES.clear()
+        score = _SCORES[key] = _Score(met, away_me, away_opp, bool(crawford))
+    return score
+
+
+#: one :class:`_Score` per (table, score, Crawford): its ``me_after`` memo then serves every decision at that
+#: score (an analysis asks the same few table entries for every candidate of every move)
+_SCORES: dict[tuple[int, int, int, bool], _Score] = {}
 
 
 def match_cubeful_mwc(
