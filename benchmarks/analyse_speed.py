@@ -1,11 +1,12 @@
 """Match analysis: speed per 7-point match, and agreement with gnubg's own analysis of the reference matches.
 
-    .venv/bin/python benchmarks/analyse_speed.py speed [--plies 1 2] [--repeat 3]
+    .venv/bin/python benchmarks/analyse_speed.py speed [--plies 1 3] [--repeat 3]
     .venv/bin/python benchmarks/analyse_speed.py agreement [--ply 2] [--out FILE.json]
 
 ``speed`` times ``Engine.analyse`` on tests/data/analyse/speed-7pt.mat (a 7-point match gnubg played
-against itself, see tests/data/analyse/make_matches.py) and prints seconds per match (median of the
-repeats) with the number of decisions graded.
+against itself, see tests/data/analyse/make_matches.py) and gnubg's own ``analyse match`` of the same file
+at one ply less (XG numbering: bgbot's N-ply is gnubg's (N-1)-ply), interleaved run by run, and prints the
+medians of the repeats (seconds per match), the number of decisions graded and the ratio bgbot / gnubg.
 
 ``agreement`` analyses every reference match m*.mat at ``--ply`` (XG numbering) and compares with
 gnubg's 2-ply analysis stored in tests/data/analyse/gnubg-analysis.json:
@@ -37,39 +38,53 @@ DATA = ROOT / "tests" / "data" / "analyse"
 
 
 def speed(plies: list[int], repeat: int) -> dict[str, Any]:
+    """bgbot's ``Engine.analyse`` and gnubg's ``analyse match`` of the same record, interleaved run by run."""
+    import os
+
     from bgbot.engine.api import Engine
     from bgbot.formats.records import read_match
 
     engine = Engine.load()
     match = read_match(DATA / "speed-7pt.mat")
     engine.analyse(match.__class__(**{**match.__dict__, "games": match.games[:1]}), 1)  # warm-up (numba, caches)
+    gnubg = _gnubg_runner()
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} CPUs shared with other work, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+          f"{len(match.games)} games; medians of {repeat} runs, bgbot and gnubg interleaved", flush=True)
     out: dict[str, Any] = {"file": "tests/data/analyse/speed-7pt.mat", "games": len(match.games), "plies": {}}
     for ply in plies:
-        times = []
+        ours: list[float] = []
+        theirs: list[float] = []
         n = 0
         for _ in range(repeat):
             t0 = time.perf_counter()
             a = engine.analyse(match, ply)
-            times.append(time.perf_counter() - t0)
+            ours.append(time.perf_counter() - t0)
             n = len(a.decisions)
-        out["plies"][ply] = {"seconds_median": statistics.median(times), "seconds": times, "decisions": n}
-        print(
-            f"{ply}-ply: {statistics.median(times):.1f} s per 7-point match (median of {repeat}; "
-            f"{n} decisions, {len(match.games)} games)",
-            flush=True,
-        )
-    out["gnubg"] = _gnubg_reference(plies)
+            if gnubg is not None:
+                theirs.append(gnubg(ply))
+        row: dict[str, Any] = {"seconds_median": statistics.median(ours), "seconds": ours, "decisions": n}
+        line = f"{ply}-ply: bgbot {statistics.median(ours):.2f} s per 7-point match ({n} decisions)"
+        if theirs:
+            ref = statistics.median(theirs)
+            row.update(gnubg_seconds=theirs, gnubg_median=ref, ratio=statistics.median(ours) / ref)
+            line += f"; gnubg analyse match at its {ply - 1}-ply {ref:.2f} s; ratio {row['ratio']:.2f}"
+        out["plies"][ply] = row
+        print(line + "  (runs: " + " ".join(f"{x:.2f}" for x in ours) + " / " + " ".join(f"{x:.2f}" for x in theirs)
+              + ")", flush=True)
     return out
 
 
-def _gnubg_reference(plies: list[int]) -> dict[int, float] | None:
-    """gnubg's own ``analyse match`` of the same file at the same depth (gnubg's ply = ours - 1), one thread,
-    its start-up and import timed separately and taken off; None without /usr/games/gnubg."""
+def _gnubg_runner() -> Any:
+    """A function ``ply -> seconds`` of gnubg's own ``analyse match`` of the same file at the same depth
+    (gnubg's ply = ours - 1), one thread, evaluation cache off, its start-up and import (timed in the same
+    call) taken off; None without /usr/games/gnubg."""
     import shutil
     import subprocess
 
     exe = shutil.which("gnubg") or ("/usr/games/gnubg" if Path("/usr/games/gnubg").exists() else None)
     if exe is None:
+        print("no gnubg: no reference", flush=True)
         return None
 
     def run(extra: list[str]) -> float:
@@ -85,22 +100,17 @@ def _gnubg_reference(plies: list[int]) -> dict[int, float] | None:
         )
         return time.perf_counter() - t0
 
-    base = run([])
-    out = {}
-    for ply in plies:
-        secs = (
-            run(
-                [
-                    f"set analysis chequerplay evaluation plies {ply - 1}",
-                    f"set analysis cubedecision evaluation plies {ply - 1}",
-                    "analyse match",
-                ]
-            )
-            - base
-        )
-        out[ply] = secs
-        print(f"reference: gnubg analyse match at its {ply - 1}-ply (bgbot's {ply}-ply): {secs:.1f} s", flush=True)
-    return out
+    def analyse(ply: int) -> float:
+        base = run([])
+        return run(
+            [
+                f"set analysis chequerplay evaluation plies {ply - 1}",
+                f"set analysis cubedecision evaluation plies {ply - 1}",
+                "analyse match",
+            ]
+        ) - base
+
+    return analyse
 
 
 def _key(d: dict[str, Any] | Any) -> tuple[Any, ...]:
@@ -202,7 +212,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("speed")
-    s.add_argument("--plies", type=int, nargs="+", default=[1, 2])
+    s.add_argument("--plies", type=int, nargs="+", default=[1, 3])
     s.add_argument("--repeat", type=int, default=3)
     s.add_argument("--out")
     s = sub.add_parser("agreement")

@@ -97,6 +97,8 @@ def reference_engines(threads: int) -> tuple[Any, Any, list[str]]:
     sage = None
     try:
         sage = {ply: BgsageBot(ply, threads=threads) for ply in (1, 2)}
+        # bgsage ranking by its cubeful equity (money, cube centred): the reference of bgbot's cubeful ranking
+        sage.update({-ply: BgsageBot(ply, threads=threads, cubeful=True) for ply in (1, 2)})
         notes.append(f"reference: {sage[2].describe()}; checker play times BgsageBot.move (analysis + conversion)")
     except EngineError as exc:
         notes.append(f"no bgsage reference: {exc}")
@@ -159,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             engine.best_move(pos, dice, ply, cubeless=True)
             if sage is not None:
                 sage[ply].move(pos, dice, money)
+                sage[-ply].move(pos, dice, money)
         if gnubg_nn is not None:
             gnubg_nn.best_move(gboards[pos], *dice)
     engine.evaluate(Position.from_points({6: 2, 1: 1}, {2: 2}))
@@ -210,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if sage is not None and ply in sage:
             contenders[f"bgsage move {ply}-ply"] = lambda it, b=sage[ply]: b.move(it[0], it[1], money)
             ratios.append((f"move {ply}-ply", f"move {ply}-ply", f"bgsage move {ply}-ply"))
+            contenders[f"bgsage move {ply}-ply cubeful"] = lambda it, b=sage[-ply]: b.move(it[0], it[1], money)
+            ratios.append((f"move {ply}-ply cubeful", f"move {ply}-ply cubeful", f"bgsage move {ply}-ply cubeful"))
         if gnubg_nn is not None and ply == 1:
             contenders["gnubg_nn move 0-ply"] = lambda it: gnubg_nn.best_move(gboards[it[0]], *it[1])
             ratios.append(("move 1-ply", "move 1-ply", "gnubg_nn move 0-ply"))

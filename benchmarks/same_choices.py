@@ -28,7 +28,8 @@ from bgbot.engine.api import Engine
 from bgbot.rules.position import Position
 
 DEFAULT = ROOT / "tests" / "data" / "speed" / "choices.jsonl"
-MODES = {"1": (1, True), "1c": (1, False), "2": (2, True), "2c": (2, False)}  # name -> (ply, cubeless)
+MODES = {"1": (1, True), "1c": (1, False), "2": (2, True), "2c": (2, False), "3": (3, True), "3c": (3, False)}
+# name -> (ply, cubeless)
 
 
 def choices(engine: Engine, rows: Sequence[dict], modes: Sequence[str]) -> list[dict]:
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--record", type=Path, help="write the current choices to this file")
     ap.add_argument("--check", type=Path, default=DEFAULT, help=f"compare against this record (default {DEFAULT})")
-    ap.add_argument("--modes", default="1,1c,2,2c", help="which of 1, 1c, 2, 2c (c: cubeful)")
+    ap.add_argument("--modes", default="1,1c,2,2c", help="which of 1, 1c, 2, 2c, 3, 3c (c: cubeful)")
     args = ap.parse_args(argv)
     modes = args.modes.split(",")
     rows = [json.loads(line) for line in (REFDATA / "checker.jsonl").read_text().splitlines() if line.strip()]
