@@ -64,10 +64,13 @@ from bgbot.rules.dice import Dice, opening_roll, roll_dice
 from bgbot.rules.matchstate import (
     GAME_DROP,
     GAME_OVER,
+    GAME_PLAYING,
     GAME_RESIGNED,
     MAX_CUBE,
     CubeState,
     MatchState,
+    crawford_game,
+    cube_available,
 )
 from bgbot.rules.moves import Move, format_move, legal_moves, parse_move, step
 from bgbot.rules.position import Outcome, Position, game_points
@@ -265,11 +268,24 @@ class BoardGame:
         self._start_game()
 
     # ---- rules ------------------------------------------------------------
-    def match_state(self, on_roll: int | None = None, *, doubled: bool = False, dice: Dice | None = None) -> MatchState:
-        """The state of the game for ``on_roll`` (default: the side on roll), players absolute."""
+    def match_state(
+        self,
+        on_roll: int | None = None,
+        *,
+        doubled: bool = False,
+        dice: Dice | None = None,
+        score: tuple[int, int] | None = None,
+        game_state: int = GAME_PLAYING,
+        resign: int = 0,
+    ) -> MatchState:
+        """The state of the game for ``on_roll`` (default: the side on roll), players absolute.
+
+        ``score``: the score before the game (default: the score now); ``game_state`` and ``resign``:
+        a game over (:meth:`decision_position`).
+        """
         return MatchState(
             match_length=self.length,
-            score=(self.score[0], self.score[1]),
+            score=(self.score[0], self.score[1]) if score is None else score,
             cube_value=self.cube,
             cube_owner=self.owner,
             on_roll=self.on_roll if on_roll is None else on_roll,
@@ -277,21 +293,24 @@ class BoardGame:
             dice=dice,
             crawford=self.crawford,
             jacoby=self.jacoby,
+            game_state=game_state,
+            resign=resign,
         )
 
     def cube_dead_reason(self, player: int) -> str:
         """Why ``player`` may not double now ('' when it may): gnubg's availability of the cube."""
+        if cube_available(self.length, (self.score[0], self.score[1]), self.cube, self.owner, player, self.crawford):
+            return ""
         if self.crawford:
             return "the cube is out of play in the Crawford game"
         if self.owner == 1 - player:
             return f"{NAMES[1 - player]} owns the cube"
         if self.cube >= MAX_CUBE:
             return f"the cube is at its highest face {MAX_CUBE}"
-        if self.length and self.score[player] + self.cube >= self.length:
-            if self.length == 1:
-                return "the cube is dead in a 1-point match"
-            return f"the cube is dead: a win at cube {self.cube} already wins the match"
-        return ""
+        # what is left: the cube is dead, a win at this cube already gives the match
+        if self.length == 1:
+            return "the cube is dead in a 1-point match"
+        return f"the cube is dead: a win at cube {self.cube} already wins the match"
 
     def _say(self, text: str) -> None:
         self.events.append(text)
@@ -301,9 +320,7 @@ class BoardGame:
     def _start_game(self) -> None:
         self.number += 1
         self.game_score = (self.score[0], self.score[1])
-        self.crawford = (
-            self.length > 1 and not self.crawford_played and [s == self.length - 1 for s in self.score].count(True) == 1
-        )
+        self.crawford = crawford_game(self.length, self.game_score, self.crawford_played)
         self.crawford_played = self.crawford_played or self.crawford
         self.cube, self.owner = 1, -1
         self.actions, self.events, self.result = [], [], None
@@ -556,18 +573,8 @@ class BoardGame:
             gs = {"dropped": GAME_DROP, "resigned": GAME_RESIGNED}.get(how, GAME_OVER)
             # the final position of the game at the score it was played at (an XGID has no game state, and
             # the score after the last game of a match does not fit one); the answer's "score" is the new one
-            st = MatchState(
-                match_length=self.length,
-                score=self.game_score,
-                cube_value=self.cube,
-                cube_owner=self.owner,
-                on_roll=self.on_roll,
-                crawford=self.crawford,
-                jacoby=self.jacoby,
-                game_state=gs,
-                resign=self.result["kind"] if self.result and how == "resigned" else 0,
-            )
-            return self.pos, st
+            resign = self.result["kind"] if self.result and how == "resigned" else 0
+            return self.pos, self.match_state(score=self.game_score, game_state=gs, resign=resign)
         if self.phase == "take":
             return self.pos, self.match_state(BOT, doubled=True)
         return self.pos, self.match_state(self.on_roll, dice=self.dice)
@@ -774,21 +781,23 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
         with game.lock:
             return finished(game.state())
 
-    @router.post("/{game_id}/roll", summary="Roll (instead of doubling)")
-    async def roll(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.roll)
+    def action_route(path: str, action: Callable[[BoardGame], object], summary: str) -> None:
+        """``POST /{game_id}/PATH``: one action without a body (the route is named after ``action``)."""
 
-    @router.post("/{game_id}/double", summary="Double bgbot (it takes or passes at once)")
-    async def double(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.double)
+        async def run(game_id: GameId) -> dict[str, Any]:
+            return await act(game_id, action)
 
-    @router.post("/{game_id}/take", summary="Take bgbot's double")
-    async def take(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.take)
+        router.add_api_route(f"/{{game_id}}/{path}", run, methods=["POST"], summary=summary, name=action.__name__)
 
-    @router.post("/{game_id}/pass", summary="Pass bgbot's double")
-    async def drop(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.drop)
+    for path, action, summary in (
+        ("roll", BoardGame.roll, "Roll (instead of doubling)"),
+        ("double", BoardGame.double, "Double bgbot (it takes or passes at once)"),
+        ("take", BoardGame.take, "Take bgbot's double"),
+        ("pass", BoardGame.drop, "Pass bgbot's double"),
+        ("commit", BoardGame.commit, "Play the move the checkers moved make; bgbot answers"),
+        ("next", BoardGame.next_game, "Start the next game of the match or session"),
+    ):
+        action_route(path, action, summary)
 
     @router.post("/{game_id}/hop", summary="Move one checker (part of a move): from a point to another")
     def hop(game_id: GameId, body: HopBody) -> dict[str, Any]:
@@ -804,10 +813,6 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
             game.undo()
             return finished(game.state())
 
-    @router.post("/{game_id}/commit", summary="Play the move the checkers moved make; bgbot answers")
-    async def commit(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.commit)
-
     @router.post("/{game_id}/move", summary="Play a whole move in standard notation; bgbot answers")
     async def move(game_id: GameId, body: MoveTextBody) -> dict[str, Any]:
         return await act(game_id, lambda g: g.move_text(body.move))
@@ -815,10 +820,6 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
     @router.post("/{game_id}/resign", summary="Offer to resign 1 (single), 2 (gammon) or 3 (backgammon)")
     async def resign(game_id: GameId, body: ResignBody) -> dict[str, Any]:
         return await act(game_id, lambda g: g.offer_resign(body.level))
-
-    @router.post("/{game_id}/next", summary="Start the next game of the match or session")
-    async def next_game(game_id: GameId) -> dict[str, Any]:
-        return await act(game_id, BoardGame.next_game)
 
     @router.post("/{game_id}/hint", summary="bgbot's analysis of your decision: ranked moves, or the cube")
     async def hint(game_id: GameId, body: HintBody) -> dict[str, Any]:
