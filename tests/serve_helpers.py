@@ -12,6 +12,7 @@ import uvicorn
 
 from bgbot.engine.api import Engine
 from bgbot.serve.app import create_app
+from bgbot.serve.guard import with_header_timeout
 from bgbot.serve.service import ServeConfig
 
 PORTS = range(18500, 18600)
@@ -33,12 +34,14 @@ def free_port(start: int = 0) -> int:
 def live_server(engine: Engine, config: ServeConfig | None = None, offset: int = 0) -> Iterator[str]:
     """Serve ``engine`` with uvicorn on 127.0.0.1; yields the base URL and stops the server afterwards."""
     port = free_port(offset)
+    serve_config = config or ServeConfig()
     cfg = uvicorn.Config(
-        create_app(config or ServeConfig(), engine=engine),
+        create_app(serve_config, engine=engine),
         host="127.0.0.1",
         port=port,
         log_level="warning",
         lifespan="on",
+        http=with_header_timeout(serve_config.header_timeout),  # as bgbot serve runs it
     )
     server = uvicorn.Server(cfg)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -9,12 +9,13 @@ Every error is JSON: ``{"error": {"type", "field", "message"}}`` with HTTP 400
 for bad values (the message quotes the value), 422 for a malformed body (wrong
 JSON types, unknown or missing fields), 413 for a body over the limit, 503 when
 the server is busy or an evaluation runs past its time limit, 500 for a bug
-(the server goes on).  wildbg's routes answer errors as wildbg does:
+(the server goes on), 404 for an unknown route or job.  wildbg's routes answer errors as wildbg does:
 HTTP 400 with ``{"message": "..."}``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -33,6 +34,7 @@ from bgbot import __version__
 from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError, RequestLimitError, quote_input
 from bgbot.serve.board import board_router
+from bgbot.serve.jobs import JobNotFound, rollout_request
 from bgbot.serve.schema import (
     SCHEMA_VERSION,
     AnalyseBody,
@@ -193,6 +195,10 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
             return _wildbg_error(503, str(exc))
         return _error(503, "RequestLimitError", str(exc))
 
+    @app.exception_handler(JobNotFound)
+    async def _no_job(request: Request, exc: JobNotFound) -> JSONResponse:
+        return _error(404, "JobNotFound", str(exc), "job_id")
+
     @app.exception_handler(BgbotError)
     async def _bgbot_error(request: Request, exc: BgbotError) -> JSONResponse:
         if request.url.path in WILDBG_PATHS:
@@ -261,7 +267,44 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         ply = s.ply(body.ply)
         s.trials(body.trials)
         cs = s.check_match(s.cube_state(state, body))
-        return await s.run(lambda: s.rollout(pos, dice, cs, body, ply))
+        return await s.run(
+            lambda: s.rollout(pos, dice, cs, body, ply),
+            timeout=s.config.rollout_timeout,
+            too_slow=" for a synchronous /v1/rollout: POST the same body to /v1/jobs/rollout to run it as a job",
+        )
+
+    # ---- rollout jobs (bgbot.serve.jobs) ---------------------------------
+    @app.post(
+        "/v1/jobs/rollout",
+        tags=["jobs"],
+        status_code=202,
+        summary="Start a rollout job (the body of /v1/rollout): its id at once, the result by GET /v1/jobs/{id}",
+    )
+    async def v1_job_rollout(body: RolloutBody) -> dict[str, Any]:
+        s = service()
+        pos, state = s.position(body.position)
+        dice = None if body.dice is None else s.dice(body.dice)
+        ply = s.ply(body.ply)
+        s.trials(body.trials, job=True)
+        cs = s.check_match(s.cube_state(state, body))
+        settings = s.rollout_settings(body, ply)
+        request = rollout_request(pos.gnubg_id(), dice, cs, settings, body.top)
+        return await asyncio.to_thread(s.jobs().submit, request, body.trials)
+
+    @app.get("/v1/jobs", tags=["jobs"], summary="Every job of this server, oldest first (without results)")
+    async def v1_jobs() -> dict[str, Any]:
+        s = service()
+        return {"jobs": await asyncio.to_thread(s.jobs().list)}
+
+    @app.get("/v1/jobs/{job_id}", tags=["jobs"], summary="A job's status and progress, then its result")
+    async def v1_job(job_id: str) -> dict[str, Any]:
+        s = service()
+        return await asyncio.to_thread(s.jobs().view, job_id)
+
+    @app.delete("/v1/jobs/{job_id}", tags=["jobs"], summary="Cancel a queued or running job, or forget a finished one")
+    async def v1_job_cancel(job_id: str) -> dict[str, Any]:
+        s = service()
+        return await asyncio.to_thread(s.jobs().cancel, job_id)
 
     @app.post("/v1/show", tags=["board"], summary="A position's board, IDs, pips and state (for drawing)")
     async def v1_show(body: ShowBody) -> dict[str, Any]:
@@ -311,6 +354,8 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
             "ply": c.ply,
             "max_ply": c.max_ply,
             "timeout": c.timeout,
+            "limits": c.limits(),
+            "jobs": await asyncio.to_thread(s.jobs().counts),
             "pid": os.getpid(),
         }
 
@@ -367,7 +412,15 @@ def app_from_env() -> FastAPI:
             threads=int(env.get("BGBOT_SERVE_THREADS", "2")),
             queue=int(env.get("BGBOT_SERVE_QUEUE", "32")),
             max_body=int(env.get("BGBOT_SERVE_MAX_BODY", "16384")),
-            max_trials=int(env.get("BGBOT_SERVE_MAX_TRIALS", "1296")),
+            header_timeout=float(env.get("BGBOT_SERVE_HEADER_TIMEOUT", "10")),
+            max_sync_trials=int(env.get("BGBOT_SERVE_MAX_SYNC_TRIALS", "288")),
+            rollout_timeout=float(env.get("BGBOT_SERVE_ROLLOUT_TIMEOUT", "300")),
+            max_trials=int(env.get("BGBOT_SERVE_MAX_TRIALS", "5184")),
+            max_jobs=int(env.get("BGBOT_SERVE_MAX_JOBS", "4")),
+            job_timeout=float(env.get("BGBOT_SERVE_JOB_TIMEOUT", "3600")),
+            job_keep=float(env.get("BGBOT_SERVE_JOB_KEEP", "3600")),
+            job_workers=int(env.get("BGBOT_SERVE_JOB_WORKERS", "1")),
+            jobs_dir=env.get("BGBOT_SERVE_JOBS") or None,
             checkpoint=env.get("BGBOT_SERVE_CHECKPOINT") or None,
         )
     )

@@ -53,7 +53,9 @@ class MoveBody(PositionBody, CubeFields):
     """``POST /v1/move``: rank every legal play of ``dice`` (the same answer as ``bgbot move --json``)."""
 
     dice: Dice | None = Field(
-        None, description="'31', '3-1' or [3, 1]; optional with an XGID carrying dice", examples=["31"]
+        None,
+        description="the roll: '31', '3-1', '3/1', '3,1', '3 1' or [3, 1]; optional with an XGID carrying dice",
+        examples=["31"],
     )
     cubeless: StrictBool = Field(False, description="rank by cubeless money equity")
 

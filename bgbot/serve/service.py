@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import os
+import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -22,15 +28,19 @@ import numpy as np
 from bgbot.engine.answers import analyse_cube, eval_answer, finished, move_answer, resolve_cube_state
 from bgbot.engine.api import Engine, describe_action
 from bgbot.engine.search import check_ply
-from bgbot.errors import BgbotError, ConfigError, RequestLimitError
+from bgbot.errors import BgbotError, ConfigError, RequestLimitError, quote_input
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.parse import parse_position_and_state
 from bgbot.rules.dice import Dice, parse_dice, roll_dice
 from bgbot.rules.matchstate import CubeState, MatchState
 from bgbot.rules.moves import legal_moves
 from bgbot.rules.position import Position
+from bgbot.serve.jobs import JobStore
 
 T = TypeVar("T")
+# a roll as text: two digits 1-6, together or with one separator (as the CLI's dice, without its extra leniency)
+DICE_TEXT = re.compile(r"[1-6][-/, ]?[1-6]")
+DICE_SPELLINGS = "'31', '3-1', '3/1', '3,1' or '3 1'"
 
 
 class FieldError(BgbotError):
@@ -63,8 +73,18 @@ class ServeConfig:
     worker process; ``queue``: evaluations in flight (running or waiting)
     beyond which new ones are refused at once with a 503; ``max_body``: bytes
     of a request body (larger is a 413), ``max_record_body`` the same for
-    ``/v1/analyse``, whose body carries a whole match record; ``max_trials``:
-    the most games per line a ``/v1/rollout`` may ask.
+    ``/v1/analyse``, whose body carries a whole match record;
+    ``header_timeout``: seconds a client has to send a request's headers
+    (:mod:`bgbot.serve.guard`).
+
+    Rollouts: a synchronous ``/v1/rollout`` rolls out at most
+    ``max_sync_trials`` games per line and may take ``rollout_timeout``
+    seconds (then a 503); longer work is a job (``/v1/jobs/rollout``,
+    :mod:`bgbot.serve.jobs`) of at most ``max_trials`` games per line, run in
+    its own process with ``job_workers`` worker processes, stopped after
+    ``job_timeout`` seconds; at most ``max_jobs`` jobs are queued or running at
+    once, and a finished job's result is kept ``job_keep`` seconds.  Jobs live
+    in ``jobs_dir`` (None: a temporary folder of the server's own).
     """
 
     ply: int = 1
@@ -74,7 +94,15 @@ class ServeConfig:
     queue: int = 32
     max_body: int = 16_384
     max_record_body: int = 1_100_000
-    max_trials: int = 1296
+    header_timeout: float = 10.0
+    max_sync_trials: int = 288
+    rollout_timeout: float = 300.0
+    max_trials: int = 5184
+    max_jobs: int = 4
+    job_timeout: float = 3600.0
+    job_keep: float = 3600.0
+    job_workers: int = 1
+    jobs_dir: str | None = None
     checkpoint: str | None = None
 
     def __post_init__(self) -> None:
@@ -84,12 +112,42 @@ class ServeConfig:
             raise ConfigError(
                 f"the default ply {self.ply!r} is deeper than the most a request may ask ({self.max_ply!r})"
             )
-        for name, lo in (("threads", 1), ("queue", 1), ("max_body", 256), ("max_record_body", 256), ("max_trials", 1)):
+        for name, lo in (
+            ("threads", 1),
+            ("queue", 1),
+            ("max_body", 256),
+            ("max_record_body", 256),
+            ("max_sync_trials", 1),
+            ("max_trials", 1),
+            ("max_jobs", 1),
+            ("job_workers", 1),
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
-        if not isinstance(self.timeout, int | float) or not self.timeout > 0:
-            raise ConfigError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+        for name in ("timeout", "header_timeout", "rollout_timeout", "job_timeout", "job_keep"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not v > 0:
+                raise ConfigError(f"{name} must be a positive number of seconds, got {v!r}")
+
+    def limits(self) -> dict[str, Any]:
+        """The limits a client runs into, as ``/v1/health`` states them."""
+        return {
+            "timeout": self.timeout,
+            "queue": self.queue,
+            "max_ply": self.max_ply,
+            "max_body": self.max_body,
+            "max_record_body": self.max_record_body,
+            "header_timeout": self.header_timeout,
+            "rollout": {"max_trials": self.max_sync_trials, "timeout": self.rollout_timeout},
+            "jobs": {
+                "max_jobs": self.max_jobs,
+                "max_trials": self.max_trials,
+                "timeout": self.job_timeout,
+                "keep": self.job_keep,
+                "workers": self.job_workers,
+            },
+        }
 
 
 class Service:
@@ -103,21 +161,54 @@ class Service:
         self._rng_lock = threading.Lock()
         self._rng = np.random.default_rng()
         self._rollout_lock = threading.Lock()  # one rollout at a time per process: it has its own worker
+        self._jobs_lock = threading.Lock()
+        self._jobs: JobStore | None = None
+        self._own_jobs_dir: Path | None = None
         # load the lazy parts (match equity table, bear-off database) now, not in racing request threads
         _ = self.engine.met
         self.engine.evaluate(Position.from_points({1: 2}, {1: 2}))
 
     def close(self) -> None:
-        """Stop the thread pool (running evaluations finish)."""
+        """Stop the thread pool (running evaluations finish) and the rollout jobs of this process."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._jobs_lock:
+            if self._jobs is not None:
+                self._jobs.close()
+            if self._own_jobs_dir is not None:
+                shutil.rmtree(self._own_jobs_dir, ignore_errors=True)
+
+    def jobs(self) -> JobStore:
+        """The server's rollout jobs (:mod:`bgbot.serve.jobs`), started on first use."""
+        with self._jobs_lock:
+            if self._jobs is None:
+                if self.config.jobs_dir is not None:
+                    folder = Path(self.config.jobs_dir)
+                else:
+                    folder = self._own_jobs_dir = Path(tempfile.mkdtemp(prefix="bgbot-jobs-"))
+                self._jobs = JobStore(folder, self._job_model(folder), self.config)
+            return self._jobs
+
+    def _job_model(self, folder: Path) -> Path | None:
+        """The network file a job's process loads: the engine's checkpoint, or its numpy network saved in ``folder``."""
+        if self.engine.checkpoint is not None:
+            return Path(self.engine.checkpoint)
+        from bgbot.eval.evaluate import NetEvaluator
+        from bgbot.eval.inference import NumpyNet, save_npz
+
+        base = self.engine.base
+        if isinstance(base, NetEvaluator) and isinstance(base.net, NumpyNet):
+            return Path(save_npz(folder / f"model-{os.getpid()}.npz", base.net))
+        return None
 
     # ---- running work --------------------------------------------------
-    async def run(self, fn: Callable[[], T]) -> T:
+    async def run(self, fn: Callable[[], T], timeout: float | None = None, too_slow: str = "") -> T:
         """Run ``fn`` on the pool; a :class:`RequestLimitError` when too much is in flight or it is too slow.
 
-        A slot is held until ``fn`` really ends (a timed-out evaluation still
-        runs to its end in its thread), so slow requests cannot pile up.
+        ``timeout``: seconds to wait (default the server's ``timeout``); ``too_slow`` is added to the
+        error's message.  A slot is held until ``fn`` really ends (a timed-out evaluation still runs to
+        its end in its thread), so slow requests cannot pile up.
         """
+        limit = self.config.timeout if timeout is None else timeout
         if not self._slots.acquire(blocking=False):
             raise RequestLimitError(
                 f"the server is busy: {self.config.queue} evaluations are in flight; try again shortly"
@@ -129,10 +220,10 @@ class Service:
             raise
         future.add_done_callback(lambda _f: self._slots.release())
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.config.timeout)
+            return await asyncio.wait_for(asyncio.wrap_future(future), limit)
         except TimeoutError:
             raise RequestLimitError(
-                f"the evaluation took longer than the server's limit of {self.config.timeout:g} s"
+                f"the evaluation took longer than the server's limit of {limit:g} s{too_slow}"
             ) from None
 
     # ---- parsing -------------------------------------------------------
@@ -170,6 +261,12 @@ class Service:
                 return state.dice
             raise FieldError(
                 "dice", f"no dice given for {position!r}: add dice like '31', or an XGID with dice", "InvalidDiceError"
+            )
+        if isinstance(value, str) and not DICE_TEXT.fullmatch(value.strip()):
+            raise FieldError(
+                "dice",
+                f"dice must be two digits 1-6 like {DICE_SPELLINGS}, got {quote_input(value)}",
+                "InvalidDiceError",
             )
         with field("dice"):
             return parse_dice(value)
@@ -220,29 +317,44 @@ class Service:
             match = parse_match(record, kind, "request")
             return finished(self.engine.analyse(match, ply, luck=luck).to_dict(mistakes))
 
-    def trials(self, trials: int) -> int:
-        """The ``trials`` field, at most the server's ``max_trials``."""
-        if trials > self.config.max_trials:
+    def trials(self, trials: int, job: bool = False) -> int:
+        """The ``trials`` field: at most ``max_sync_trials`` for ``/v1/rollout``, ``max_trials`` for a job."""
+        c = self.config
+        if job and trials > c.max_trials:
             raise FieldError(
                 "trials",
-                f"trials {trials!r} is more than this server rolls out (at most {self.config.max_trials})",
+                f"trials {trials!r} is more than this server rolls out in a job (at most {c.max_trials} games a "
+                "line; bgbot serve --max-trials)",
+                "RequestLimitError",
+            )
+        if not job and trials > c.max_sync_trials:
+            raise FieldError(
+                "trials",
+                f"trials {trials!r} is more than a synchronous /v1/rollout rolls out (at most {c.max_sync_trials}): "
+                f"POST the same body to /v1/jobs/rollout to run it as a job (at most {c.max_trials} games a line)",
                 "RequestLimitError",
             )
         return trials
 
-    def rollout(self, pos: Position, dice: Dice | None, cs: CubeState, body: Any, ply: int) -> dict[str, Any]:
-        """The ``bgbot rollout --json`` answer, on one local worker (figures do not depend on the workers)."""
+    @staticmethod
+    def rollout_settings(body: Any, ply: int) -> Any:
+        """The :class:`~bgbot.engine.rollout.RolloutSettings` of a rollout request (checked: a :class:`FieldError`)."""
         from bgbot.engine.rollout import RolloutSettings
 
         with field("trials"):
-            settings = RolloutSettings(
-                trials=self.trials(body.trials),
+            return RolloutSettings(
+                trials=body.trials,
                 ply=ply,
                 truncate=body.truncate,
                 cubeful=body.cubeful,
                 luck=body.luck,
                 seed=body.seed,
             )
+
+    def rollout(self, pos: Position, dice: Dice | None, cs: CubeState, body: Any, ply: int) -> dict[str, Any]:
+        """The ``bgbot rollout --json`` answer, on one local worker (figures do not depend on the workers)."""
+        self.trials(body.trials)
+        settings = self.rollout_settings(body, ply)
         with field("position"), self._rollout_lock:
             result = self.engine.rollout(pos, dice, cs, settings, top=body.top, executor="local", workers=1)
         return finished(result.to_dict())

@@ -9,7 +9,9 @@ without checkers are left out and checkers not on the board are borne off.
 out: money game).  wildbg itself answers only money games and 1-pointers;
 bgbot answers any match length its match equity table covers (the longer
 side's away count is the match length; a side 1-away while the other is not
-is taken as the post-Crawford game unless ``crawford=true``).
+is taken as the post-Crawford game unless ``crawford=true``; ``crawford`` is ``true`` or
+``false``, any other value is an error).  Dice are ``die1`` and ``die2``, each a whole number 1-6, as in wildbg
+(no other spelling of a roll).
 
 Responses, as wildbg writes them:
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bgbot.errors import InvalidScoreError, ascii_int
+from bgbot.errors import InvalidScoreError, ascii_int, quote_input
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import CubeState
 from bgbot.rules.moves import step
@@ -44,16 +46,40 @@ def probabilities_view(probs: Any) -> dict[str, float]:
 
 
 def _int_param(params: Mapping[str, str], name: str, lo: int, hi: int) -> int | None:
+    """The query parameter ``name`` as a whole number in ``lo..hi``, None when absent; else a :class:`FieldError`."""
     text = params.get(name)
     if text is None:
         return None
     try:
         value = ascii_int(text)
     except ValueError:
-        raise FieldError(name, f"{name} must be a whole number, got {text!r}", "InvalidIdError") from None
+        digits = text.strip().lstrip("+-")
+        if digits and digits.isascii() and digits.isdigit():  # a whole number, only too long to read
+            raise FieldError(
+                name, f"{name} must be between {lo} and {hi}, got {quote_input(text)} (out of range)", "InvalidIdError"
+            ) from None
+        raise FieldError(name, f"{name} must be a whole number, got {quote_input(text)}", "InvalidIdError") from None
     if not lo <= value <= hi:
         raise FieldError(name, f"{name} must be between {lo} and {hi}, got {text!r}", "InvalidPositionError")
     return value
+
+
+TRUE = ("true", "1", "yes", "on")
+FALSE = ("false", "0", "no", "off")
+
+
+def _bool_param(params: Mapping[str, str], name: str) -> bool:
+    """The query parameter ``name`` as a boolean (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``,
+    any case; absent: false); any other value is a :class:`FieldError` quoting it."""
+    text = params.get(name)
+    if text is None:
+        return False
+    word = text.strip().lower()
+    if word in TRUE:
+        return True
+    if word in FALSE:
+        return False
+    raise FieldError(name, f"{name} must be true or false, got {quote_input(text)}", "InvalidScoreError")
 
 
 def position_from_pips(params: Mapping[str, str]) -> Position:
@@ -76,8 +102,12 @@ def cube_state_from_away(params: Mapping[str, str]) -> CubeState:
     """Money game for ``x_away = o_away = 0`` (or both left out), else the match score they describe."""
     x = _int_param(params, "x_away", 0, 64) or 0
     o = _int_param(params, "o_away", 0, 64) or 0
-    crawford = params.get("crawford", "false").strip().lower() in ("1", "true", "yes", "on")
+    crawford = _bool_param(params, "crawford")
     if x == 0 and o == 0:
+        if crawford:
+            raise FieldError(
+                "crawford", "crawford=true needs a match: give x_away and o_away (one of them 1)", "InvalidScoreError"
+            )
         return CubeState()
     if x == 0 or o == 0:
         name = "x_away" if x == 0 else "o_away"
