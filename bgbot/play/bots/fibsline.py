@@ -298,39 +298,66 @@ def spawn_engine(argv: list[str], what: str) -> tuple[subprocess.Popen[bytes], L
     return proc, LineChannel.from_process(proc, f"{what} {shlex.join(argv)!r}")
 
 
+class ChildEngine:
+    """An engine child process that talks in lines on its stdin/stdout, and its channel.
+
+    ``command``: a shell-like string or an argument list; ``what`` names it in errors ("engine",
+    "UBGI engine").  Not started until :meth:`start`.
+    """
+
+    def __init__(self, command: str | Sequence[str], what: str) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise EngineError(f"empty {what} command {command!r}")
+        self.what = what
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.chan: LineChannel | None = None
+
+    def start(self) -> LineChannel:
+        """Start the process (:func:`spawn_engine`, stopping a running one first); its channel."""
+        _stop_process(self.proc)
+        self.proc, self.chan = spawn_engine(self.argv, self.what)
+        return self.chan
+
+    def channel(self) -> LineChannel:
+        """The running process's channel; :class:`~bgbot.errors.EngineError` when it is closed or has died."""
+        if self.proc is None or self.chan is None:
+            raise EngineError(f"{self.what} {shlex.join(self.argv)!r} is closed")
+        if self.proc.poll() is not None:
+            raise EngineError(f"{self.what} {shlex.join(self.argv)!r} died (exit status {self.proc.returncode})")
+        return self.chan
+
+    def running(self) -> bool:
+        """Whether the process is started and alive."""
+        return self.proc is not None and self.chan is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        """Stop the process (closing its pipes, then SIGTERM, then SIGKILL)."""
+        _stop_process(self.proc)
+        self.proc = None
+        self.chan = None
+
+
 class PipeEngineBot(FibsLineBot):
     """An engine started as a child process, speaking the protocol on its stdin/stdout (spec ``cmd:...``)."""
 
     def __init__(self, command: str | Sequence[str], *, timeout: float = DEFAULT_TIMEOUT, name: str | None = None):
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise EngineError(f"empty engine command {command!r}")
+        self.engine = ChildEngine(command, "engine")
+        self.argv = self.engine.argv
         self.timeout = check_timeout(timeout)
         self.name = name or f"cmd:{shlex.join(self.argv)}"
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._chan: LineChannel | None = None
-        self._start()
-
-    def _start(self) -> None:
-        self._proc, self._chan = spawn_engine(self.argv, "engine")
+        self.engine.start()
 
     def _channel(self) -> LineChannel:
-        if self._proc is None or self._chan is None:
-            raise EngineError(f"engine {shlex.join(self.argv)!r} is closed")
-        if self._proc.poll() is not None:
-            raise EngineError(f"engine {shlex.join(self.argv)!r} died (exit status {self._proc.returncode})")
-        return self._chan
+        return self.engine.channel()
 
     def reset(self) -> None:
         """Start a fresh engine: after a fault (death, timeout, garbage) its answers may be out of step."""
-        _stop_process(self._proc)
-        self._start()
+        self.engine.start()
 
     def close(self) -> None:
         """Stop the child process."""
-        _stop_process(self._proc)
-        self._proc = None
-        self._chan = None
+        self.engine.stop()
 
 
 class TcpEngineBot(FibsLineBot):

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-import subprocess
 from collections.abc import Sequence
 
 from bgbot.errors import EngineError, ProtocolError
 from bgbot.play.bots.base import BaseBot
-from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, LineChannel, _stop_process, move_from_text, spawn_engine
+from bgbot.play.bots.fibsline import DEFAULT_TIMEOUT, ChildEngine, move_from_text
 from bgbot.rules.dice import Dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
@@ -51,36 +50,26 @@ class UbgiEngineBot(BaseBot):
     """A child process speaking UBGI (see the module docstring)."""
 
     def __init__(self, command: str | Sequence[str], *, timeout: float = DEFAULT_TIMEOUT, name: str | None = None):
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise EngineError(f"empty UBGI engine command {command!r}")
+        self.engine = ChildEngine(command, "UBGI engine")
+        self.argv = self.engine.argv
         self.timeout = timeout
         self.name = name or f"ubgi:{shlex.join(self.argv)}"
         self.engine_name = ""
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._chan: LineChannel | None = None
         self._start()
 
     # ---- process ---------------------------------------------------------------
     def _start(self) -> None:
-        self._proc, self._chan = spawn_engine(self.argv, "UBGI engine")
-        self._chan.send("ubgi")
+        chan = self.engine.start()
+        chan.send("ubgi")
         for line in self._until("ubgiok", START_TIMEOUT):
             if line.startswith("id name "):
                 self.engine_name = line[len("id name ") :].strip()
-        self._chan.send("isready")
+        chan.send("isready")
         self._until("readyok", START_TIMEOUT)
-
-    def _channel(self) -> LineChannel:
-        if self._proc is None or self._chan is None:
-            raise EngineError(f"UBGI engine {shlex.join(self.argv)!r} is closed")
-        if self._proc.poll() is not None:
-            raise EngineError(f"UBGI engine {shlex.join(self.argv)!r} died (exit status {self._proc.returncode})")
-        return self._chan
 
     def _until(self, prefix: str, timeout: float | None = None) -> list[str]:
         """Lines up to and including the first that starts with ``prefix`` (an ``error`` line raises)."""
-        chan = self._channel()
+        chan = self.engine.channel()
         lines = []
         while True:
             line = chan.recv(self.timeout if timeout is None else timeout).strip()
@@ -93,7 +82,7 @@ class UbgiEngineBot(BaseBot):
     def _ask(self, commands: list[str], question: str, prefix: str) -> list[str]:
         """Send the context ``commands`` and wait for ``readyok`` (an engine may not know some: its
         ``unknown_command``/``unsupported`` errors there are ignored), then ask ``question``."""
-        chan = self._channel()
+        chan = self.engine.channel()
         chan.drain()
         for c in commands:
             chan.send(c)
@@ -109,22 +98,19 @@ class UbgiEngineBot(BaseBot):
 
     def reset(self) -> None:
         """Start a fresh engine: after a fault its answers may be out of step."""
-        _stop_process(self._proc)
         self._start()
 
     def close(self) -> None:
         """Send ``quit`` and stop the child process."""
-        if self._chan is not None and self._proc is not None and self._proc.poll() is None:
+        if self.engine.running():
             with contextlib.suppress(EngineError):
-                self._chan.send("quit")
-        _stop_process(self._proc)
-        self._proc = None
-        self._chan = None
+                self.engine.channel().send("quit")
+        self.engine.stop()
 
     # ---- the Bot questions ---------------------------------------------------------
     def new_game(self, state: MatchState) -> None:
         """``newgame`` (the context is sent again with every question anyway)."""
-        self._channel().send("newgame")
+        self.engine.channel().send("newgame")
 
     def move(self, pos: Position, dice: Dice, state: MatchState) -> Position:
         """``go role chequer``; the result (opponent's view) from ``bestmoveid`` or the ``bestmove`` text."""
