@@ -23,7 +23,8 @@ LAYERS = {
     "eval": {"errors", "config", "fileio", "jit", "rules"},
     "engine": {"errors", "config", "fileio", "jit", "rules", "formats", "eval"},
     "play": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine"},
-    "cli": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine", "play", "serve"},
+    "labels": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine"},
+    "cli": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine", "play", "serve", "labels"},
     "serve": {"errors", "config", "fileio", "jit", "rules", "formats", "eval", "engine", "play"},
 }
 
