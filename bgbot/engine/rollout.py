@@ -51,7 +51,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -96,7 +96,7 @@ from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position, all_home
 
 if TYPE_CHECKING:
-    from bgbot.engine.api import Engine
+    from bgbot.engine.search import Analysis
     from bgbot.eval.evaluate import Evaluator
 
 __all__ = [
@@ -1029,8 +1029,29 @@ def rollout(
     )
 
 
+class RolloutEngine(Protocol):
+    """What :func:`engine_rollout` uses of an engine; :class:`bgbot.engine.api.Engine` is one.
+
+    A protocol, so that this module (which the engine API calls) does not import the API back.
+    """
+
+    base: Evaluator
+    evaluator: Evaluator
+
+    @property
+    def met(self) -> MatchEquityTable: ...
+
+    def cube_state(self, state: CubeState | None) -> CubeState: ...
+
+    def best_move(
+        self, pos: Position, dice: tuple[int, int], ply: int, state: CubeState, *, cubeless: bool
+    ) -> Analysis: ...
+
+    def describe(self) -> str: ...
+
+
 def engine_rollout(
-    engine: Engine,
+    engine: RolloutEngine,
     pos: Position,
     dice: tuple[int, int] | None,
     state: CubeState | None,
