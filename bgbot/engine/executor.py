@@ -532,10 +532,34 @@ def run_tasks(
         for i in todo:
             yield finished(i, run_task(tasks[i], ev))  # type: ignore[arg-type]
         return
-    if spec.kind == "local":
-        yield from (finished(i, r) for i, r in _run_pool(tasks, todo, blob, models, n_workers, st))
-        return
-    yield from (finished(i, r) for i, r in _run_ray(spec, tasks, todo, blob, models, n_workers, st))
+    batch = _Batch(tasks, todo, blob, models, n_workers, st)
+    results = _run_pool(batch) if spec.kind == "local" else _run_ray(spec, batch)
+    yield from (finished(i, r) for i, r in results)
+
+
+@dataclass
+class _Batch:
+    """The tasks of a run left to do (``todo``: indices into ``tasks``, in order), the networks that travel
+    with them, the local workers and the run's statistics; :meth:`hand_out` gives the next ones to start."""
+
+    tasks: Sequence[Task]
+    todo: list[int]
+    blob: ModelBlob | None
+    models: Sequence[ModelBlob]
+    n_workers: int
+    stats: RunStats
+    started: int = 0  # how many of todo have been handed out
+
+    def left(self) -> bool:
+        """Whether some tasks have not been handed out yet."""
+        return self.started < len(self.todo)
+
+    def hand_out(self, room: int) -> list[tuple[int, Task]]:
+        """The next ``room`` tasks (fewer at the end) as ``(index, task)``; their pickled sizes go to the stats."""
+        first, self.started = self.started, min(len(self.todo), self.started + max(room, 0))
+        out = [(i, self.tasks[i]) for i in self.todo[first : self.started]]
+        self.stats.task_bytes.extend(_task_size(t) for _, t in out)
+        return out
 
 
 def _task_size(task: Task) -> int:
@@ -615,25 +639,15 @@ def shutdown_pools(kill: bool = False) -> None:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_pool(
-    tasks: Sequence[Task],
-    todo: list[int],
-    blob: ModelBlob | None,
-    models: Sequence[ModelBlob],
-    n_workers: int,
-    st: RunStats,
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    pool = _pool(blob, models, n_workers)
-    window = max(2 * n_workers, 2)  # tasks handed out at once: the workers stay busy, an early stop wastes little
-    queue = list(reversed(todo))
+def _run_pool(batch: _Batch) -> Iterator[tuple[int, dict[str, Any]]]:
+    pool = _pool(batch.blob, batch.models, batch.n_workers)
+    window = max(2 * batch.n_workers, 2)  # tasks handed out at once: the workers stay busy, an early stop wastes little
     pending: dict[cf.Future[dict[str, Any]], int] = {}
     ok = interrupted = False
     try:
-        while queue or pending:
-            while queue and len(pending) < window:
-                i = queue.pop()
-                st.task_bytes.append(_task_size(tasks[i]))
-                pending[pool.submit(_pool_run, tasks[i])] = i
+        while batch.left() or pending:
+            for i, task in batch.hand_out(window - len(pending)):
+                pending[pool.submit(_pool_run, task)] = i
             done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for fut in sorted(done, key=pending.__getitem__):
                 yield pending.pop(fut), fut.result()
@@ -648,38 +662,28 @@ def _run_pool(
         for fut in pending:
             fut.cancel()
         if not ok:  # an error or Ctrl-C: do not keep workers that may still be busy
-            _POOLS.pop(_pool_key(blob, models, n_workers), None)
+            _POOLS.pop(_pool_key(batch.blob, batch.models, batch.n_workers), None)
             if interrupted:
                 _terminate(pool)
             else:
                 pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_ray(
-    spec: ExecutorSpec,
-    tasks: Sequence[Task],
-    todo: list[int],
-    blob: ModelBlob | None,
-    models: Sequence[ModelBlob],
-    n_workers: int,
-    st: RunStats,
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _run_ray(spec: ExecutorSpec, batch: _Batch) -> Iterator[tuple[int, dict[str, Any]]]:
     ray = _ray_ready(spec)
     remote = ray.remote(num_cpus=1, max_retries=3)(_ray_run)
+    blob = batch.blob
     data_ref = ray.put(blob.data) if blob is not None else None  # once: every task carries the reference only
     bearoff = blob.bearoff if blob is not None else False
-    shipped = tuple((m.hash, m.bearoff) for m in models)
-    shipped_refs = [ray.put(m.data) for m in models]
-    cpus = int(ray.cluster_resources().get("CPU", n_workers))
+    shipped = tuple((m.hash, m.bearoff) for m in batch.models)
+    shipped_refs = [ray.put(m.data) for m in batch.models]
+    cpus = int(ray.cluster_resources().get("CPU", batch.n_workers))
     window = max(2 * cpus, 2)  # tasks in flight: enough to keep the cluster busy, few to waste on an early stop
     pending: dict[Any, int] = {}
-    queue = list(todo)
     try:
-        while queue or pending:
-            while queue and len(pending) < window:
-                i = queue.pop(0)
-                st.task_bytes.append(_task_size(tasks[i]))
-                pending[remote.remote(tasks[i], data_ref, bearoff, shipped, *shipped_refs)] = i
+        while batch.left() or pending:
+            for i, task in batch.hand_out(window - len(pending)):
+                pending[remote.remote(task, data_ref, bearoff, shipped, *shipped_refs)] = i
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 i = pending.pop(ref)
