@@ -51,7 +51,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -826,6 +826,20 @@ def _stats(rows: list[NDArray[np.float64]]) -> tuple[NDArray[np.float64], NDArra
     return mean, se
 
 
+class RunOptions(TypedDict, total=False):
+    """Where a rollout's tasks run, as :func:`rollout` and :func:`engine_rollout` pass them on to :func:`run_rollout`.
+
+    ``executor``: "local" (the default), "ray", a Ray address or an :class:`~bgbot.engine.executor.ExecutorSpec`;
+    ``workers``: processes (default 1); ``resume``: a results folder
+    (:class:`~bgbot.engine.executor.Journal`); ``progress``: show a progress bar (default no).
+    """
+
+    executor: str | ExecutorSpec | None
+    workers: int | None
+    resume: str | Path | None
+    progress: bool
+
+
 def run_rollout(
     evaluator: Evaluator,
     starts: Sequence[Start],
@@ -834,19 +848,16 @@ def run_rollout(
     *,
     met: MatchEquityTable | None = None,
     blob: ModelBlob | None = None,
-    executor: str | ExecutorSpec | None = "local",
-    workers: int | None = 1,
-    resume: str | Path | None = None,
-    progress: bool = False,
     about: dict[str, Any] | None = None,
+    **run: Unpack[RunOptions],
 ) -> tuple[list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]], int, bool, RunStats]:
     """Roll out ``starts`` (root's cube state ``state``): per start ``(mean, se, se_raw)``, trials, early stop.
 
-    The work goes to ``executor`` as tasks of ``settings.trials_per_task`` trials; ``blob`` is the network
-    for workers (None: ``evaluator`` in this process, one worker); ``resume`` a results folder
-    (:class:`~bgbot.engine.executor.Journal`).
+    The work goes to ``run["executor"]`` (:class:`RunOptions`) as tasks of ``settings.trials_per_task``
+    trials; ``blob`` is the network for workers (None: ``evaluator`` in this process, one worker).
     """
-    spec = prepare_executor(executor)
+    spec = prepare_executor(run.get("executor", "local"))
+    workers, resume = run.get("workers", 1), run.get("resume")
     n = settings.trials
     per = settings.trials_per_task
     payload_base = {
@@ -869,7 +880,7 @@ def run_rollout(
     key = 6 if settings.cubeful else 5
     from tqdm import tqdm
 
-    bar = tqdm(total=n * len(starts), unit="game", desc="rollout", disable=not progress, leave=False)
+    bar = tqdm(total=n * len(starts), unit="game", desc="rollout", disable=not run.get("progress"), leave=False)
     it = run_tasks(tasks, blob, executor=spec, workers=workers, journal=journal, evaluator=evaluator, stats=stats)
     try:
         for i, res in it:
@@ -915,17 +926,14 @@ def rollout(
     dice: tuple[int, int] | None = None,
     met: MatchEquityTable | None = None,
     blob: ModelBlob | None = None,
-    executor: str | ExecutorSpec | None = "local",
-    workers: int | None = 1,
-    resume: str | Path | None = None,
-    progress: bool = False,
     engine: str = "",
+    **run: Unpack[RunOptions],
 ) -> RolloutResult:
     """Roll out ``pos`` (side on roll's view, cube state ``state`` from that side) before its roll, or
     the ``candidates`` ``(move text, result from the opponent's view, pre-selection equity)`` of ``dice``.
 
-    Results are from the side on roll of ``pos`` (the root).  See :func:`run_rollout` for the executor
-    arguments; :class:`RolloutResult` for what comes back.
+    Results are from the side on roll of ``pos`` (the root).  ``run``: where the work runs
+    (:class:`RunOptions`, :func:`run_rollout`); :class:`RolloutResult` for what comes back.
     """
     if pos.is_game_over():
         raise InvalidPositionError(f"the game is over in {pos.gnubg_id()!r}: there is nothing to roll out")
@@ -961,17 +969,7 @@ def rollout(
         "engine": engine,
     }
     stats_out, trials, stopped, stats = run_rollout(
-        evaluator,
-        starts,
-        state,
-        settings,
-        met=met,
-        blob=blob,
-        executor=executor,
-        workers=workers,
-        resume=resume,
-        progress=progress,
-        about=about,
+        evaluator, starts, state, settings, met=met, blob=blob, about=about, **run
     )
     seconds = time.perf_counter() - t0
     sc = _Score(met if not state.is_money else None, state.away, state.crawford, state.jacoby, state.match)
@@ -1008,7 +1006,7 @@ def rollout(
         }[act]
     else:
         entries.sort(key=lambda e: -e.mean[key])
-    spec = parse_executor(executor)
+    spec = parse_executor(run.get("executor", "local"))
     return RolloutResult(
         position=pos,
         dice=dice,
@@ -1017,7 +1015,7 @@ def rollout(
         entries=entries,
         trials=trials,
         executor=spec.describe(),
-        workers=workers or 1,
+        workers=run.get("workers", 1) or 1,
         seconds=seconds,
         tasks_run=stats.executed,
         tasks_resumed=stats.resumed,
@@ -1059,14 +1057,12 @@ def engine_rollout(
     *,
     top: int = 5,
     preselect_ply: int = 1,
-    executor: str | ExecutorSpec | None = "local",
-    workers: int | None = 1,
-    resume: str | Path | None = None,
-    progress: bool = False,
+    **run: Unpack[RunOptions],
 ) -> RolloutResult:
     """:meth:`bgbot.engine.api.Engine.rollout`: pre-select the top ``top`` plays of ``dice`` at
     ``preselect_ply`` (cubeful ranking in a cubeful rollout) and roll them out, or roll out the position
-    before its roll when ``dice`` is None.  The network goes to workers by hash (when it is a numpy one).
+    before its roll when ``dice`` is None.  The network goes to workers by hash (when it is a numpy one);
+    ``run``: where the work runs (:class:`RunOptions`).
     """
     from bgbot.eval.evaluate import NetEvaluator
     from bgbot.eval.inference import NumpyNet
@@ -1074,7 +1070,7 @@ def engine_rollout(
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ConfigError(f"rollout top must be a whole number >= 1 of candidate plays, got {quote_input(top)}")
     cs = engine.cube_state(state)
-    executor = prepare_executor(executor)
+    run["executor"] = prepare_executor(run.get("executor", "local"))  # a bad executor fails before any work
     blob = None
     base = engine.base
     if isinstance(base, NetEvaluator) and isinstance(base.net, NumpyNet):
@@ -1093,9 +1089,6 @@ def engine_rollout(
         dice=dice,
         met=met,
         blob=blob,
-        executor=executor,
-        workers=workers,
-        resume=resume,
-        progress=progress,
         engine=engine.describe(),
+        **run,
     )
