@@ -28,7 +28,8 @@ Read top to bottom:
    of the logit, as in Tesauro's update).  The step size decays linearly
    from ``lr`` to ``lr_final`` over ``games``.
 4. Every ``eval_every`` games the network plays a duplicate-dice duel against
-   pubeval; every ``checkpoint_every`` games (and at the end, and on Ctrl-C)
+   pubeval; every ``checkpoint_every`` games (and at the end, and on Ctrl-C
+   or SIGTERM, which stop the run between two steps, never inside one)
    everything, live games included, is saved atomically, so ``--resume``
    continues with exactly the games an uninterrupted run would have played.
 """
@@ -36,6 +37,8 @@ Read top to bottom:
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -309,31 +312,41 @@ class Trainer:
         t0 = time.perf_counter()
         base_elapsed = self.elapsed
         games_at_start = self.games_done
+        whole = True  # between two steps: a checkpoint of the trainer now resumes bit for bit
+        stop = _StopBetweenSteps()
         try:
-            while self.games_done < until:
-                before = self.games_done
-                n = self.step()
-                self.elapsed = base_elapsed + time.perf_counter() - t0
-                bar.update(min(n, until - before))
-                last_evaluated = (self.last_eval or {}).get("games_trained")
-                if _crossed(before, self.games_done, cfg.eval_every) or (
-                    self.games_done >= until and cfg.eval_every and last_evaluated != self.games_done
-                ):
-                    self.last_eval = self.evaluate()
-                    self._log(metrics, games_at_start, t0)
-                    from training.plots import plot_learning_curve
+            with stop:
+                while self.games_done < until and stop.requested is None:
+                    before = self.games_done
+                    whole = False
+                    n = self.step()
+                    whole = True
+                    self.elapsed = base_elapsed + time.perf_counter() - t0
+                    bar.update(min(n, until - before))
+                    last_evaluated = (self.last_eval or {}).get("games_trained")
+                    if _crossed(before, self.games_done, cfg.eval_every) or (
+                        self.games_done >= until and cfg.eval_every and last_evaluated != self.games_done
+                    ):
+                        self.last_eval = self.evaluate()
+                        self._log(metrics, games_at_start, t0)
+                        from training.plots import plot_learning_curve
 
-                    plot_learning_curve(metrics, self.out_dir / "learning_curve.png")
-                    bar.set_postfix_str(f"ppg {self.last_eval['ppg']:+.3f}±{self.last_eval['se']:.3f}")
-                if _crossed(before, self.games_done, cfg.checkpoint_every):
-                    self.save(ckpt)
+                        plot_learning_curve(metrics, self.out_dir / "learning_curve.png")
+                        bar.set_postfix_str(f"ppg {self.last_eval['ppg']:+.3f}±{self.last_eval['se']:.3f}")
+                    if _crossed(before, self.games_done, cfg.checkpoint_every):
+                        self.save(ckpt)
         except (KeyboardInterrupt, SystemError) as exc:
             if is_interrupt(exc):
-                bar.write("interrupted: saving a checkpoint to resume from")
+                bar.write("interrupted: saving a checkpoint to resume from" if whole else
+                          f"interrupted within a step: the last whole checkpoint {str(ckpt)!r} stays")
             raise
         finally:
             bar.close()
-            self.save(ckpt)
+            if whole:  # a step cut short (a second signal, an error) would resume into other games: not saved
+                self.save(ckpt)
+        if stop.requested is not None:
+            bar.write(f"{stop.requested}: stopped after {self.games_done} games; {str(ckpt)!r} resumes from there")
+            raise KeyboardInterrupt
 
     def _log(self, metrics: Path, games_at_start: int, t0: float) -> None:
         run_time = time.perf_counter() - t0
@@ -347,6 +360,40 @@ class Trainer:
         }
         with metrics.open("a") as f:
             f.write(json.dumps(rec) + "\n")
+
+
+class _StopBetweenSteps:
+    """Ctrl-C and SIGTERM during training stop it between two steps, never inside one.
+
+    Handled as an exception wherever it lands, a signal could cut a step short: the dice rolled (the RNG
+    moved on) but the games not moved, or the buffer emptied into a half-done pass of Adam steps.  A
+    checkpoint of that state resumes into other games than the uninterrupted run plays.  While this is
+    entered (in the main thread; elsewhere signals stay as they are) the first SIGINT or SIGTERM only sets
+    :attr:`requested` (the signal's name), which the loop reads after each step; a second one raises
+    ``KeyboardInterrupt`` at once, and the trainer then keeps its last whole checkpoint, as after kill -9.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested: str | None = None
+        self._before: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopBetweenSteps:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._before[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested is not None:
+            raise KeyboardInterrupt
+        self.requested = signal.Signals(signum).name
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler)
+        self._before.clear()
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
