@@ -545,6 +545,14 @@ class BearoffDB:
         return out
 
 
+# ---------------------------------------------------------------------------
+# compiled kernels
+#
+# Kept flat on purpose, as those of bgbot.rules.movegen: numba compiles plain loops over typed arrays,
+# so each kernel takes its tables one by one and their signatures share a shape.
+# ---------------------------------------------------------------------------
+
+
 @njit(cache=True, inline="always")
 def _rank_side(board: NDArray[np.int8], sign: int, binom: NDArray[np.int64]) -> tuple[int, int]:
     """:func:`_rank` of one side's home board in one board (``sign`` 1: the side on roll, -1: the

@@ -56,6 +56,10 @@ _KEY_WEIGHTS = np.random.default_rng(20261129).integers(1, 2**62, size=(26, 32),
 
 # ---------------------------------------------------------------------------
 # compiled core
+#
+# Kept flat on purpose: numba compiles plain loops over typed arrays, not recursion, closures or
+# objects, so the four steps of a double are written out level by level and every kernel takes its
+# working arrays one by one.  The repeated shapes are the price of the compiled speed.
 # ---------------------------------------------------------------------------
 
 
@@ -115,6 +119,15 @@ def _undo(b: NDArray[np.int8], src: int, dst: int, hit: bool) -> None:
             b[0] += 1
         else:
             b[dst] -= 1
+
+
+@njit(cache=True, inline="always")
+def same_rows(boards: NDArray[np.int8], i: int, j: int) -> bool:
+    """Whether rows ``i`` and ``j`` of ``boards`` ``(N, 26)`` hold the same position (compiled kernels' use)."""
+    for k in range(26):
+        if boards[i, k] != boards[j, k]:
+            return False
+    return True
 
 
 @njit(cache=True, inline="always")
@@ -355,13 +368,7 @@ def _distinct(
         dup = False
         q = n - 1
         while q >= 0 and keys[sel[q]] == kj:
-            jq = sel[q]
-            same = True
-            for i in range(26):
-                if buf[jq, i] != buf[j, i]:
-                    same = False
-                    break
-            if same:
+            if same_rows(buf, sel[q], j):
                 dup = True
                 break
             q -= 1
