@@ -48,3 +48,16 @@ def test_a_bad_option_exits_2(argv: list[str], said: str, capsys: pytest.Capture
         build_parser().parse_args(argv)
     assert exc.value.code == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "cubeful", "luck", "bearoff_stop"),
+    [
+        ([], True, True, True),
+        (["--cubeless", "--no-luck", "--no-bearoff-stop"], False, False, False),
+        (["--no-cubeful", "--luck", "--bearoff-stop"], False, True, True),
+    ],
+)
+def test_rollout_on_off_options(flags: list[str], cubeful: bool, luck: bool, bearoff_stop: bool) -> None:
+    args = build_parser().parse_args(["rollout", "4HPwATDgc/ABMA", *flags])
+    assert (args.cubeful, args.luck, args.bearoff_stop) == (cubeful, luck, bearoff_stop)

@@ -89,30 +89,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     s.add_argument("--top", type=whole, default=5, help="candidate plays rolled out (default 5)")
     s.add_argument("--preselect", default="1", metavar="PLY", help="ply of the pre-selection of plays (1 or 2)")
-    s.add_argument(
-        "--cubeful",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="play the cube in the rollout (default; --cubeless: cubeless equities only)",
+    on_by_default = (
+        ("--cubeful", "play the cube in the rollout (default; --cubeless: cubeless equities only)"),
+        ("--luck", "luck adjustment (variance reduction; default on)"),
+        ("--bearoff-stop", "stop a trial at an exact bear-off position with the database's value (default)"),
     )
+    for flag, text in on_by_default:  # each with its --no- form
+        s.add_argument(flag, action=argparse.BooleanOptionalAction, default=True, help=text)
     s.add_argument("--cubeless", dest="cubeful", action="store_false", help="same as --no-cubeful")
-    s.add_argument(
-        "--luck",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="luck adjustment (variance reduction; default on)",
-    )
     s.add_argument(
         "--stratify",
         type=whole,
         choices=(0, 36, 1296),
         help="stratified first rolls: 36 or 1296 sequences, 0 none (default: 1296, or 36, whichever the trials fill)",
-    )
-    s.add_argument(
-        "--bearoff-stop",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="stop a trial at an exact bear-off position with the database's value (default)",
     )
     s.add_argument("--seed", type=whole, default=0, help="dice seed (default 0)")
     s.add_argument(
