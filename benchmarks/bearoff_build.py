@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.eval.bearoff import MAX_CHECKERS, BearoffDB, build_bearoff, unrank_all
 from bgbot.rules.movegen import successors_batch

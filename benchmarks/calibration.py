@@ -45,15 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from _common import REFDATA, ROOT  # puts the checkout on sys.path
 from numpy.typing import NDArray
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from a checkout without an install
 
 from bgbot.errors import BgbotError, quote_input
 from bgbot.rules.position import Position, PositionClass, classify_boards
 
-REFDATA = ROOT / "tests" / "data" / "benchmark"
 OUTPUTS = ("win", "wg", "wbg", "lg", "lbg")
 #: the classes plotted, in the figure's order (bear-offs are exact, nothing to calibrate)
 CLASSES: dict[str, int] = {"contact": int(PositionClass.CONTACT), "crashed": int(PositionClass.CRASHED),

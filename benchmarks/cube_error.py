@@ -35,19 +35,17 @@ import argparse
 import base64
 import json
 import statistics
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import REFDATA  # puts the checkout on sys.path
 
 from bgbot.engine.cube import ACTIONS, CONTACT_X, CubeDecision, cube_efficiency, money_cube_decision
 from bgbot.rules.position import Position
 
-DEFAULT_DATA = ROOT / "tests" / "data" / "benchmark" / "cube.jsonl"
+DEFAULT_DATA = REFDATA / "cube.jsonl"
 
 Row = dict
 Evaluator = Callable[[Sequence[Row]], list[Sequence[float]]]

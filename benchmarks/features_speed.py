@@ -21,13 +21,10 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.eval.features import NUM_FEATURES, features
 from bgbot.rules.movegen import successors_batch

@@ -30,14 +30,12 @@ import argparse
 import json
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.rules.movegen import successors, successors_batch
 from bgbot.rules.position import Position, parse_gnubg_position_id

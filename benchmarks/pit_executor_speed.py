@@ -20,10 +20,8 @@ import os
 import pickle
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.engine.executor import run_tasks
 from bgbot.play.bots import parse_bot_spec

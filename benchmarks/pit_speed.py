@@ -25,10 +25,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.eval.pubeval import choose
 from bgbot.play.bots.gnubg import GnubgBot

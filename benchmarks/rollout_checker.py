@@ -19,18 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import REFDATA  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
 from bgbot.engine.rollout import RolloutSettings
 from training.gate import choice_loss
 
-DATA = ROOT / "tests" / "data" / "benchmark" / "checker.jsonl"
+DATA = REFDATA / "checker.jsonl"
 
 
 def main() -> None:

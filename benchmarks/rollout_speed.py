@@ -19,12 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import REFDATA  # puts the checkout on sys.path
 
 from bgbot.engine.api import Engine
 from bgbot.engine.executor import ModelBlob, Task, run_tasks
@@ -134,7 +131,7 @@ def main() -> None:
 
 def luck_reduction(engine: Engine, n: int, trials: int, workers: int) -> None:
     """Standard error with and without the luck adjustment, on the same trials, for n contact positions."""
-    rows = [json.loads(line) for line in (ROOT / "tests/data/benchmark/checker.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (REFDATA / "checker.jsonl").read_text().splitlines()]
     rows = [r for r in rows if r["class"] == "contact"][:n]
     st = RolloutSettings(trials=trials, cubeful=True, luck=True, trials_per_task=max(1, trials // 4))
     print(f"luck adjustment, {n} contact positions before the roll; {st.describe()}")

@@ -20,12 +20,11 @@ import argparse
 import cProfile
 import pstats
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 
 from bgbot.config import load_config
 from bgbot.eval.nets import load_checkpoint
