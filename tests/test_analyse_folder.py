@@ -1,4 +1,4 @@
-"""``bgbot analyse DIR``: every record of a folder, in parallel processes, each report the same as alone."""
+"""``bgbot analyse DIR`` and the games of one match in parallel processes: each report the same as in one."""
 
 from __future__ import annotations
 
@@ -41,3 +41,19 @@ def test_a_folder_without_records_is_one_line(tmp_path: Path, capsys: pytest.Cap
     assert main(["analyse", str(tmp_path), "--ply", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"bgbot: error: no .mat or .sgf match records in the folder {str(tmp_path)!r}"
+
+
+def test_the_games_of_one_match_in_two_processes_give_the_same_analysis() -> None:
+    from bgbot.engine.api import Engine
+    from bgbot.formats.records import read_match
+
+    engine = Engine.load()
+    match = read_match(DATA / "m05.mat")
+    assert len(match.games) >= 2
+    done: list[int] = []
+    serial = engine.analyse(match, 1, luck=True)
+    parallel = engine.analyse(match, 1, luck=True, workers=2, progress=done.append)
+    assert parallel.decisions == serial.decisions
+    assert parallel.timeline == serial.timeline
+    assert parallel.players == serial.players
+    assert done[-1] == sum(len(g.actions) for g in match.games)  # the bar reaches the end

@@ -140,8 +140,9 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;f
 
 
 def _analyse_one(args: argparse.Namespace, path: str, html_out: str | None,
-                 progress: Any = None, match: Any = None) -> tuple[str, dict[str, Any] | None]:
-    """Analyse one record: its text report and, with ``--json``, its JSON-ready dict (the HTML report written)."""
+                 progress: Any = None, match: Any = None, workers: int = 1) -> tuple[str, dict[str, Any] | None]:
+    """Analyse one record (its games in ``workers`` processes): its text report and, with ``--json``, its
+    JSON-ready dict (the HTML report written)."""
     from bgbot.engine.answers import finished
     from bgbot.engine.api import Engine
     from bgbot.engine.search import check_ply, parse_filters
@@ -152,7 +153,7 @@ def _analyse_one(args: argparse.Namespace, path: str, html_out: str | None,
     filters = parse_filters(args.filter)
     match = read_match(path, args.format) if match is None else match
     engine = Engine.load(args.checkpoint, filters=filters)
-    analysis = engine.analyse(match, ply, luck=args.luck, progress=progress)
+    analysis = engine.analyse(match, ply, luck=args.luck, progress=progress, workers=workers)
     if html_out:
         write_text_atomic(html_out, html_report(analysis, args.mistakes), parents=True)
     if args.json:
@@ -221,6 +222,21 @@ def _cmd_analyse_folder(args: argparse.Namespace, folder: Path) -> int:
     return 0
 
 
+def _match_workers(args: argparse.Namespace, match: Any) -> int:
+    """Processes for the games of one match: ``--workers``, else one per core at 3-ply (a match takes tens of
+    seconds there); at 1- and 2-ply a match takes seconds, not much more than starting processes that load
+    the model."""
+    import os
+
+    from bgbot.engine.search import check_ply
+
+    if len(match.games) < 2:
+        return 1
+    if args.workers:
+        return min(args.workers, len(match.games))
+    return min(os.cpu_count() or 1, len(match.games)) if check_ply(args.ply) >= 3 else 1
+
+
 def _cmd_analyse(args: argparse.Namespace) -> int:
     import sys
 
@@ -239,7 +255,8 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
         return _cmd_analyse_folder(args, Path(args.file))
     total = sum(len(g.actions) for g in match.games)
     with tqdm(total=total, unit="action", disable=args.quiet or not sys.stderr.isatty(), leave=False) as bar:
-        text, data = _analyse_one(args, args.file, args.html, progress=lambda n: bar.update(n - bar.n), match=match)
+        text, data = _analyse_one(args, args.file, args.html, progress=lambda n: bar.update(n - bar.n), match=match,
+                                  workers=_match_workers(args, match))
     if data is not None:
         import json
 
@@ -263,7 +280,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--html", metavar="OUT", help="also write an HTML report with a graph of the match "
                    "(for a folder of records: a folder, one report per record)")
     s.add_argument("--workers", type=_whole, default=0,
-                   help="processes for a folder of records (default: one per core)")
+                   help="processes: for a folder of records (default: one per core), or for the games of one "
+                   "match (default: one per core at 3-ply, else 1)")
     s.add_argument("--format", choices=("mat", "sgf"), help="the record's format (default: from the file name)")
     s.add_argument("--mistakes", type=_whole, default=5, help="biggest mistakes listed per player (default 5)")
     s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True, help="luck analysis (default on)")

@@ -446,27 +446,93 @@ def analyse_match(
     thresholds: Thresholds = THRESHOLDS,
     luck: bool = True,
     progress: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> MatchAnalysis:
     """Grade every checker play and cube action of ``match`` at ``ply`` (see the module docstring).
 
     ``progress(n)`` is called after each action with the number done (for a
-    progress bar; the total is the number of actions of all games).
-    ``luck=False`` skips the luck analysis (21 extra 1-ply searches a roll).
+    progress bar; the total is the number of actions of all games; with
+    workers, after each game).  ``luck=False`` skips the luck analysis (21
+    extra 1-ply searches a roll).  ``workers`` > 1 grades the games in that
+    many spawned processes (each loads the engine's model file once: an
+    engine without one, built on an in-memory network, grades in this
+    process); the result is the same as in one process.
     """
     ply = check_ply(ply)
     t0 = time.perf_counter()
+    spec = _engine_spec(engine)
+    if workers > 1 and len(match.games) > 1 and spec is not None:
+        per_game = _games_in_processes(spec, match, ply, thresholds, luck, progress, workers)
+    else:
+        per_game = []
+        done = 0
+        for game in match.games:
+            decisions_g, tl, done = _analyse_game(engine, game, ply, thresholds, luck, progress, done)
+            per_game.append((decisions_g, tl))
     decisions: list[Decision] = []
     timeline: list[tuple[int, float]] = []
-    done = 0
     banked = 0.0  # money: player 0's points won in earlier games
-    for game in match.games:
-        decisions_g, tl, done = _analyse_game(engine, game, ply, thresholds, luck, progress, done)
+    for game, (decisions_g, tl) in zip(match.games, per_game, strict=True):
         decisions += decisions_g
         timeline += [(game.number, v + banked if not match.length else v) for v in tl]
         if not match.length and game.winner is not None:
             banked += game.points if game.winner == 0 else -game.points
     stats = _stats(match, decisions)
     return MatchAnalysis(match, ply, tuple(decisions), stats, tuple(timeline), thresholds, time.perf_counter() - t0)
+
+
+#: what a worker process needs to rebuild an engine: (model file, move filters, match equity table, bear-off on)
+_EngineSpec = tuple[str, tuple[Any, ...], Any, bool]
+_worker_engines: dict[_EngineSpec, Engine] = {}
+
+
+def _engine_spec(engine: Engine) -> _EngineSpec | None:
+    """How a worker process rebuilds ``engine`` (None when it has no model file to load)."""
+    if engine.checkpoint is None:
+        return None
+    return str(engine.checkpoint), tuple(engine.filters), engine._met, engine._exact_cube
+
+
+def _grade_game_task(
+    spec: _EngineSpec, game: GameRecord, ply: int, thresholds: Thresholds, luck: bool
+) -> tuple[list[Decision], list[float]]:
+    """One game graded in a worker process, by the engine ``spec`` names (loaded once per process)."""
+    engine = _worker_engines.get(spec)
+    if engine is None:
+        from bgbot.engine.api import Engine
+
+        path, filters, met, bearoff = spec
+        engine = _worker_engines[spec] = Engine.load(path, filters=filters, met=met, bearoff=bearoff)
+    decisions, timeline, _ = _analyse_game(engine, game, ply, thresholds, luck, None, 0)
+    return decisions, timeline
+
+
+def _games_in_processes(
+    spec: _EngineSpec,
+    match: MatchRecord,
+    ply: int,
+    thresholds: Thresholds,
+    luck: bool,
+    progress: Callable[[int], None] | None,
+    workers: int,
+) -> list[tuple[list[Decision], list[float]]]:
+    """Every game of ``match`` graded in ``workers`` spawned processes, the longest games first; in game order."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    games = match.games
+    order = sorted(range(len(games)), key=lambda i: -len(games[i].actions))
+    out: list[tuple[list[Decision], list[float]] | None] = [None] * len(games)
+    done = 0
+    with cf.ProcessPoolExecutor(min(workers, len(games)), mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(_grade_game_task, spec, games[i], ply, thresholds, luck): i for i in order}
+        for fut in cf.as_completed(futures):
+            i = futures[fut]
+            out[i] = fut.result()
+            done += len(games[i].actions)
+            if progress is not None:
+                progress(done)
+    return [r for r in out if r is not None]
 
 
 def _analyse_game(
@@ -594,7 +660,8 @@ def _analyse_game(
 
 
 def _turn_decision(engine: Engine, entry: RecordEntry, state: MatchState, ply: int) -> CubeDecision:
-    return engine.cube_action(entry.position, state.at_decision(), ply=ply)
+    # the take point is not graded: its search (about 40 cube-model evaluations in a match) is skipped
+    return engine.cube_action(entry.position, state.at_decision(), ply=ply, take_point=False)
 
 
 def _p0_value(d: CubeDecision, state: MatchState) -> float:

@@ -969,3 +969,166 @@ def _match_decision(
     e_opt = max(e_nd, min(e_dt, 1.0))
     opt = max(nd, min(dt, dp))
     return CubeDecision(action, e_nd, e_dt, 1.0, e_opt, tp, True, "", nd, dt, dp, opt)
+
+
+# ---------------------------------------------------------------------------
+# match play, many positions at once (ranking a roll's plays)
+# ---------------------------------------------------------------------------
+
+_Cols = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _probs_cols(probs: NDArray[np.floating]) -> _Cols:
+    """:func:`_check_probs` of every row of ``(N, 5)`` probabilities, as five columns (the same clipping)."""
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    if not (np.isfinite(p).all() and (p >= -_PROB_TOL).all() and (p <= 1.0 + _PROB_TOL).all()):
+        raise InvalidCubeError(f"probabilities must lie in [0, 1], got rows like {p[0].tolist()!r}")
+    win, wg, wbg, lg, lbg = (np.minimum(1.0, np.maximum(0.0, p[:, k])) for k in range(5))
+    bad = (wg > win + _PROB_TOL) | (wbg > wg + _PROB_TOL) | (lg > 1.0 - win + _PROB_TOL) | (lbg > lg + _PROB_TOL)
+    if bad.any():
+        raise InvalidCubeError(
+            f"inconsistent probabilities (need wbg <= wg <= win and lbg <= lg <= 1 - win), got {p[bad][0].tolist()!r}"
+        )
+    wg = np.minimum(wg, win)
+    wbg = np.minimum(wbg, wg)
+    lg = np.minimum(lg, 1.0 - win)
+    lbg = np.minimum(lbg, lg)
+    return win, wg, wbg, lg, lbg
+
+
+def _ratios_v(p: _Cols) -> tuple[tuple[NDArray[np.float64], NDArray[np.float64]], ...]:
+    """:func:`_ratios` per row."""
+    win, wg, wbg, lg, lbg = p
+    lose = 1.0 - win
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mine = (np.where(win > 0, (wg - wbg) / win, 0.0), np.where(win > 0, wbg / win, 0.0))
+        theirs = (np.where(win < 1, (lg - lbg) / lose, 0.0), np.where(win < 1, lbg / lose, 0.0))
+    return mine, theirs
+
+
+def _expected_v(s: _Score, k: int, cube: int, ratios: tuple[NDArray[np.float64], NDArray[np.float64]], *,
+                win: bool) -> NDArray[np.float64]:
+    """:func:`_expected` per row (the same operations in the same order)."""
+    g, bg = ratios
+    sign = 1 if win else -1
+    return (
+        (1.0 - g - bg) * s.player_after(k, sign * cube)
+        + g * s.player_after(k, sign * 2 * cube)
+        + bg * s.player_after(k, sign * 3 * cube)
+    )
+
+
+def _live_cash_points_v(p: _Cols, s: _Score, cube: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_live_cash_points` per row."""
+    ratios = _ratios_v(p)
+    i, j = s.a - 1, s.b - 1
+    top, level_max = cube, 0
+    while i >= 2 * top and j >= 2 * top:
+        top *= 2
+        level_max += 1
+    live: dict[tuple[int, int], NDArray[np.float64]] = {}
+    c, level = top, level_max
+    while c >= cube:
+        prime = (2 * c if i < 2 * c <= j else c, 2 * c if j < 2 * c <= i else c)
+        for k in (0, 1):
+            rk, ro = ratios[k], ratios[1 - k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if i < 2 * c or j < 2 * c:
+                    pk = prime[k]
+                    dtl = _expected_v(s, k, 2 * pk, ro, win=False)
+                    dtw = _expected_v(s, k, 2 * pk, rk, win=True)
+                    dp = s.player_after(k, c)
+                    cp = np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0)
+                else:
+                    rdp = s.player_after(k, -2 * c)
+                    dp = s.player_after(k, c)
+                    dtw = _expected_v(s, k, 2 * c, rk, win=True)
+                    cp = np.where(rdp != dtw, 1.0 - live[(1 - k, level + 1)] * (dp - dtw) / (rdp - dtw), 1.0)
+            live[(k, level)] = cp
+        c //= 2
+        level -= 1
+    return live[(0, 0)], live[(1, 0)]
+
+
+def _match_dead_v(p: _Cols, s: _Score, cube: int) -> NDArray[np.float64]:
+    win, wg, wbg, lg, lbg = p
+    return (
+        (win - wg) * s.me_after(cube)
+        + (wg - wbg) * s.me_after(2 * cube)
+        + wbg * s.me_after(3 * cube)
+        + (1.0 - win - lg) * s.me_after(-cube)
+        + (lg - lbg) * s.me_after(-2 * cube)
+        + lbg * s.me_after(-3 * cube)
+    )
+
+
+def _match_cubeful_v(p: _Cols, s: _Score, cube: int, owner: str, x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`_match_cubeful` per row (each row its own cube efficiency ``x``)."""
+    dead = _match_dead_v(p, s, cube)
+    if (s.a <= cube and s.b <= cube) or (s.a == 2 and s.b == 2) or s.crawford:
+        return dead
+    cp_me, cp_opp = _live_cash_points_v(p, s, cube)
+    win = p[0]
+    mine, theirs = _ratios_v(p)
+    cash = s.me_after(cube)
+    opp_cash = s.me_after(-cube)
+    win_all = _expected_v(s, 0, cube, mine, win=True)
+    lose_all = _expected_v(s, 0, cube, theirs, win=False)
+    opp_tg = 1.0 - cp_opp
+    tg = cp_me
+    with np.errstate(divide="ignore", invalid="ignore"):
+        below_opp = np.where(opp_tg > 0, lose_all + (opp_cash - lose_all) * win / opp_tg, lose_all)
+        above_me = np.where(tg < 1, cash + (win_all - cash) * (win - tg) / (1.0 - tg), win_all)
+        if owner == "center":
+            between = opp_cash + (cash - opp_cash) * (win - opp_tg) / (tg - opp_tg)
+            live = np.where(win <= opp_tg, below_opp, np.where(win < tg, between, above_me))
+        elif owner == "me":
+            below_me = np.where(tg > 0, lose_all + (cash - lose_all) * win / tg, lose_all)
+            live = np.where(win <= tg, below_me, above_me)
+        else:
+            above_opp = opp_cash + (win_all - opp_cash) * (win - opp_tg) / (1.0 - opp_tg)
+            live = np.where(win <= opp_tg, below_opp, above_opp)
+    return (1.0 - x) * dead + x * live
+
+
+def match_optimal_values(
+    probs: NDArray[np.floating],
+    xs: NDArray[np.floating],
+    *,
+    met: MatchEquityTable,
+    match_length: int,
+    away_me: int,
+    away_opp: int,
+    cube_value: int = 1,
+    owner: Owner = "center",
+    crawford: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The optimal cube action's (equity, MWC) of the side on roll for each row: :func:`match_cube_decision`'s
+    ``equity_optimal`` and ``mwc_optimal`` for many positions at one score, in one pass (the same figures).
+
+    ``probs`` ``(N, 5)`` are each position's cubeless probabilities of the side on roll (before its roll),
+    ``xs`` ``(N,)`` their cube efficiencies; the score and cube as :func:`match_cube_decision`'s, from the
+    side on roll.  What ranking a roll's plays in a match needs (minus the opponent's optimum after each).
+    """
+    p = _probs_cols(probs)
+    x = np.asarray(xs, dtype=np.float64).reshape(-1)
+    if x.shape[0] != p[0].shape[0] or not (np.isfinite(x).all() and (x >= 0).all() and (x <= 1).all()):
+        raise InvalidCubeError(f"cube efficiencies must be one number in [0, 1] per row, got {x.tolist()!r}")
+    cube = _check_cube(cube_value, owner, match=True)
+    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner)
+    try:
+        mwc_win, mwc_lose = s.me_after(cube), s.me_after(-cube)
+
+        def to_eq(mwc: NDArray[np.float64]) -> NDArray[np.float64]:
+            return (2.0 * mwc - (mwc_win + mwc_lose)) / (mwc_win - mwc_lose)
+
+        nd = _match_cubeful_v(p, s, cube, owner, x)
+        if s.crawford or owner == "opp" or cube >= MAX_CUBE:
+            return to_eq(nd), nd
+        dt = _match_cubeful_v(p, s, 2 * cube, "opp", x)
+        if (s.a == 1 and s.b == 1) or (s.post_crawford and s.a == 1) or s.a <= cube:
+            return to_eq(nd), nd
+        e_opt = np.maximum(to_eq(nd), np.minimum(to_eq(dt), 1.0))
+        return e_opt, np.maximum(nd, np.minimum(dt, mwc_win))
+    except MetError as exc:
+        raise InvalidCubeError(str(exc)) from None
