@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "tests" / "data" / "analyse"
 
 
-def speed(plies: list[int], repeat: int) -> dict[str, Any]:
+def speed(plies: list[int], repeat: int, workers: int = 1) -> dict[str, Any]:
     """bgbot's ``Engine.analyse`` and gnubg's ``analyse match`` of the same record, interleaved run by run."""
     import os
 
@@ -50,7 +50,8 @@ def speed(plies: list[int], repeat: int) -> dict[str, Any]:
     gnubg = _gnubg_runner()
     load = os.getloadavg()
     print(f"{os.cpu_count()} CPUs shared with other work, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"{len(match.games)} games; medians of {repeat} runs, bgbot and gnubg interleaved", flush=True)
+          f"{len(match.games)} games; medians of {repeat} runs, bgbot ({workers} process(es)) and gnubg (1 thread) "
+          "interleaved", flush=True)
     out: dict[str, Any] = {"file": "tests/data/analyse/speed-7pt.mat", "games": len(match.games), "plies": {}}
     for ply in plies:
         ours: list[float] = []
@@ -58,7 +59,7 @@ def speed(plies: list[int], repeat: int) -> dict[str, Any]:
         n = 0
         for _ in range(repeat):
             t0 = time.perf_counter()
-            a = engine.analyse(match, ply)
+            a = engine.analyse(match, ply, workers=workers)
             ours.append(time.perf_counter() - t0)
             n = len(a.decisions)
             if gnubg is not None:
@@ -214,12 +215,14 @@ def main() -> None:
     s = sub.add_parser("speed")
     s.add_argument("--plies", type=int, nargs="+", default=[1, 3])
     s.add_argument("--repeat", type=int, default=3)
+    s.add_argument("--workers", type=int, default=1, help="bgbot's processes for the games (bgbot analyse's "
+                   "default: 1 below 3-ply, one per core at 3-ply)")
     s.add_argument("--out")
     s = sub.add_parser("agreement")
     s.add_argument("--ply", type=int, default=2)
     s.add_argument("--out")
     args = ap.parse_args()
-    result = speed(args.plies, args.repeat) if args.cmd == "speed" else agreement(args.ply)
+    result = speed(args.plies, args.repeat, args.workers) if args.cmd == "speed" else agreement(args.ply)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
 
