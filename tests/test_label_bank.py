@@ -217,19 +217,32 @@ def test_kill_9_leaves_the_bank_loadable_and_a_new_run_goes_on(tmp_path: Path) -
 
 
 def test_sigterm_writes_the_shard_in_progress(tmp_path: Path) -> None:
+    import re
+    import threading
+
     bank = tmp_path / "bank"
     cmd = [sys.executable, "-m", "bgbot.cli", "label", "--bank", str(bank), "--minutes", "5", "--seed", "5",
-           "--trials", "36", "--truncate", "2", "--batch", "2", "--pool", "4000", "--nice", "0"]
+           "--trials", "36", "--truncate", "2", "--batch", "2", "--pool", "400", "--nice", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
     try:
-        time.sleep(12)  # past the start and some batches (the shard itself is cut only after 5 minutes)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # until its bar shows two finished tasks (the shard is cut at 5 min)
+            counts = [int(n) for n in re.findall(r"label: (\d+)label", "".join(err))]
+            if counts and max(counts) >= 4:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "".join(err)
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
     finally:
         proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, "".join(err)
     entries = check_bank(bank)
-    assert len(entries) == 1 and 0 < entries[0]["count"] < 4000
+    assert len(entries) == 1 and 4 <= entries[0]["count"] < 400
 
 
 def test_bad_settings_and_options_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
