@@ -7,6 +7,7 @@ slowly (closed after the header timeout).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -15,9 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
-from serve_helpers import live_server
+from serve_helpers import free_port, live_server
 
 from bgbot.engine.api import Engine
 from bgbot.rules.dice import parse_dice
@@ -210,3 +212,46 @@ def test_bgbot_serve_states_its_header_timeout(tmp_path: Path) -> None:
         env={**os.environ},
     )
     assert r.returncode == 2 and "'0'" in r.stderr
+
+
+def test_bgbot_serve_with_two_workers_closes_slow_clients_and_shares_its_jobs(tmp_path: Path) -> None:
+    port = free_port(90)
+    base = f"http://127.0.0.1:{port}"
+    argv = ["serve", "--port", str(port), "--workers", "2", "--header-timeout", "1.5", "--log-level", "warning"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bgbot.cli", *argv, "--jobs-dir", str(tmp_path / "jobs")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        pids = set()
+        while len(pids) < 2:  # both workers up (each new connection may go to either)
+            with contextlib.suppress(httpx.HTTPError):
+                pids.add(httpx.get(f"{base}/v1/health", timeout=5).json()["pid"])
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                pytest.fail(f"bgbot serve --workers 2 did not come up with two workers: {out[-2000:]}")
+            time.sleep(0.1)
+        assert httpx.get(f"{base}/v1/health", timeout=5).json()["limits"]["header_timeout"] == 1.5
+        assert 1.0 <= _closed_after(base, b"GET /v1/health HTTP/1.1\r\nHo", limit=20) < 6
+        job = httpx.post(f"{base}/v1/jobs/rollout", json={"position": START, "trials": 72, "truncate": 1}, timeout=30)
+        assert job.status_code == 202
+        url = base + job.json()["url"]
+        status = ""
+        while status not in ("done", "failed") and time.monotonic() < deadline + 120:
+            r = httpx.get(url, timeout=10)  # a new connection each time: either worker answers
+            assert r.status_code == 200, r.text
+            status = r.json()["status"]
+            time.sleep(0.2)
+        assert status == "done" and r.json()["result"]["trials"] == 72
+        assert httpx.delete(url, timeout=10).json()["status"] == "deleted"
+        assert httpx.get(url, timeout=10).status_code == 404
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
