@@ -187,3 +187,11 @@ def test_a_job_of_a_stopped_server_reads_as_failed(engine: Engine, tmp_path: Pat
         final = c.get(f"/v1/jobs/{job_id}").json()
         assert final["status"] == "failed" and "stopped" in final["error"]["message"]
     assert os.listdir(tmp_path)  # a jobs folder given by the user stays
+
+
+def test_a_synchronous_rollout_past_its_limit_names_the_job_route(engine: Engine, tmp_path: Path) -> None:
+    with TestClient(create_app(ServeConfig(jobs_dir=str(tmp_path), rollout_timeout=0.2), engine=engine)) as c:
+        r = c.post("/v1/rollout", json={"position": START, "trials": 72})
+        assert r.status_code == 503
+        message = r.json()["error"]["message"]
+        assert "limit of 0.2 s" in message and "/v1/jobs/rollout" in message
