@@ -4,6 +4,7 @@ figures exactly (the batched ranking of a roll's plays in a match must choose as
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,3 +67,26 @@ def test_bad_rows_are_refused_quoting_them() -> None:
         match_optimal_values(np.array([[0.5, 0.1, 0.0, 0.1, 0.0]]), np.array([0.68, 0.6]), **kw)
     with pytest.raises(InvalidCubeError, match="away_me"):
         match_optimal_values(np.array([[0.5, 0.1, 0.0, 0.1, 0.0]]), np.array([0.68]), **{**kw, "away_me": 9})
+
+
+def test_compiled_cube_efficiencies_are_the_numpy_ones() -> None:
+    import json
+
+    from bgbot.engine.cube import BEAROFF_X, CONTACT_X, _cube_efficiencies_numpy, cube_efficiencies
+    from bgbot.rules.dice import ROLLS
+    from bgbot.rules.movegen import successors_batch
+    from bgbot.rules.position import Position
+
+    path = Path(__file__).resolve().parent / "data" / "benchmark" / "checker.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()[:120]]
+    boards = np.array([Position.from_id(r["position"]).board for r in rows], dtype=np.int8)
+    succ, _ = successors_batch(np.repeat(boards, 21, axis=0), np.tile(np.array(ROLLS), (len(boards), 1)))
+    extra = [
+        Position.from_points({6: 3, 5: 2}, {6: 2, 1: 1}).board,  # both home: a bear-off
+        Position.from_points({24: 1, 6: 2}, {3: 2}).board,  # a back checker behind the opponent: contact
+        [0] * 25 + [0],  # nobody left (a finished game's empty board)
+    ]
+    both = np.concatenate([succ, np.array(extra, dtype=np.int8)])
+    got = cube_efficiencies(both)
+    assert np.array_equal(got, _cube_efficiencies_numpy(both))
+    assert {CONTACT_X, BEAROFF_X} <= set(got.tolist()) and len(set(got.tolist())) > 5  # races too

@@ -82,8 +82,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from bgbot import jit
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
+from bgbot.eval.features import cube_x_rows
 from bgbot.rules.matchstate import MAX_CUBE, OWNERS, Owner
 
 __all__ = [
@@ -573,6 +575,17 @@ def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:
     search calls it on every reply it looks at.
     """
     b = np.asarray(boards).reshape(-1, 26)
+    if jit.COMPILED:
+        # one compiled pass a row (the 3-ply cubeful search values hundreds of thousands of replies)
+        out = np.empty(b.shape[0], dtype=np.float64)
+        cube_x_rows(np.ascontiguousarray(b, dtype=np.int8), CONTACT_X, BEAROFF_X, _RACE_X_BASE, _RACE_X_PER_PIP,
+                    RACE_X_MIN, RACE_X_MAX, out)
+        return out
+    return _cube_efficiencies_numpy(b)
+
+
+def _cube_efficiencies_numpy(b: NDArray[np.integer]) -> NDArray[np.float64]:
+    """:func:`cube_efficiencies` in whole-array numpy passes (interpreted kernels; the compiled one's reference)."""
     mine, theirs = b > 0, b < 0
     my_back = np.where(mine, _SLOTS, 0).max(axis=1)
     opp_back = np.where(theirs, _SLOTS, 25).min(axis=1)

@@ -688,3 +688,53 @@ def extra_features(boards: NDArray[np.int8]) -> NDArray[np.float32]:
     out = np.empty((boards.shape[0], 2 * NUM_EXTRA_FEATURES), dtype=np.float32)
     _fill_extra(boards, out, 0, _ESCAPES)
     return out
+
+
+@njit(cache=True)
+def cube_x_rows(
+    boards: NDArray[np.int8],
+    contact_x: float,
+    bearoff_x: float,
+    race_base: float,
+    race_per_pip: float,
+    race_min: float,
+    race_max: float,
+    out: NDArray[np.float64],
+) -> None:
+    """gnubg's cube efficiency of each ``(N, 26)`` board (side on roll's view) into ``out``, in one pass a row.
+
+    ``contact_x`` with contact, ``bearoff_x`` when both sides are home, else
+    ``race_base + race_per_pip * pips`` (the side on roll's pips) clipped to
+    ``[race_min, race_max]`` (also for a finished game):
+    :func:`bgbot.engine.cube.cube_efficiencies`' figures, the same float64
+    operations.
+    """
+    for r in range(boards.shape[0]):
+        my_back = 0
+        opp_back = 25
+        any_mine = False
+        any_theirs = False
+        mine_out = False  # a checker of the side on roll outside its home board (points 7..25)
+        theirs_out = False  # an opponent's checker outside its home board (our points 0..18)
+        pips = 0
+        for i in range(26):
+            v = np.int64(boards[r, i])
+            if v > 0:
+                any_mine = True
+                my_back = i
+                pips += v * i
+                if i >= 7:
+                    mine_out = True
+            elif v < 0:
+                any_theirs = True
+                if i < opp_back:
+                    opp_back = i
+                if i < 19:
+                    theirs_out = True
+        over = not any_mine or not any_theirs
+        if my_back > opp_back and not over:
+            out[r] = contact_x
+        elif not mine_out and not theirs_out and not over:
+            out[r] = bearoff_x
+        else:
+            out[r] = min(max(race_base + race_per_pip * np.float64(pips), race_min), race_max)
