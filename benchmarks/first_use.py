@@ -64,11 +64,15 @@ def wipe_caches(venv: Path, home: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="fresh caches per figure (default 3)")
+    ap.add_argument("--rebuild", action="store_true", help="with --keep: build the wheel and the venv afresh")
     ap.add_argument("--keep", type=Path, help="build the wheel and the venv here and keep them (default: a temp dir)")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bgbot-first-use-"))
     work.mkdir(parents=True, exist_ok=True)
     wheels, venv, home = work / "wheels", work / "venv", work / "home"
+    if args.rebuild:
+        shutil.rmtree(wheels, ignore_errors=True)
+        shutil.rmtree(venv, ignore_errors=True)
     if not any(wheels.glob("bgbot-*.whl")):
         sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)])
     wheel = max(wheels.glob("bgbot-*.whl"), key=lambda p: p.stat().st_mtime)
@@ -80,12 +84,13 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "BGBOT_", "XDG_"))}
     env.update(HOME=str(home), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
     print(f"wheel {wheel.name}; venv {venv}; {os.cpu_count()} CPUs, load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (a machine shared with other work)")
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (a machine shared with other work)", flush=True)
 
     figures: dict[str, list[float]] = {}
 
     def add(name: str, secs: float) -> None:
         figures.setdefault(name, []).append(secs)
+        print(f"  {name}: {secs:.2f} s", flush=True)  # as it comes: a long run on a busy machine shows progress
 
     answer = ""
     for _ in range(args.repeat):
