@@ -174,20 +174,20 @@ def configure_cache() -> Path | None:
 
 def _kernels_key() -> str:
     """What the cached machine code depends on: the kernels' sources, numba, Python and the machine."""
-    from importlib.metadata import PackageNotFoundError, version
+    import importlib.util
+    import platform
 
     h = hashlib.sha256()
     for sub in KERNEL_PACKAGES:
         for f in sorted((_PACKAGE / sub).glob("*.py")):
             h.update(f.name.encode())
             h.update(f.read_bytes())
-    try:
-        numba_version = version("numba")
-    except PackageNotFoundError:
-        numba_version = "none"
-    import platform
-
-    h.update(f"{numba_version} {sys.version} {platform.machine()} {platform.processor()}".encode())
+    # numba's version file, found without importing numba (importlib.metadata scans every installed package)
+    spec = importlib.util.find_spec("numba")
+    if spec is not None and spec.origin:
+        version_file = Path(spec.origin).with_name("_version.py")
+        h.update(version_file.read_bytes() if version_file.is_file() else spec.origin.encode())
+    h.update(f"{sys.version} {platform.machine()}".encode())
     return h.hexdigest()[:16]
 
 
