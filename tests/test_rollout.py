@@ -382,3 +382,38 @@ def test_match_cube_decisions_inside_trials_use_one_lookahead_each() -> None:
                                         x=Engine(ev, bearoff=False).cube_efficiency(pos))
         assert (d.action, d.mwc_no_double, d.mwc_double_take) == (want.action, want.mwc_no_double,
                                                                    want.mwc_double_take)
+
+
+def test_a_dead_cube_is_never_turned_inside_match_trials() -> None:
+    # post-Crawford at 2-1 to 3 the root (1-away) gains nothing by doubling: its cube is dead, as gnubg's
+    # GetDPEq has it; the trailer (2-away) may double.  Only the trailer's decision is looked at.
+    from bgbot.engine.met import DEFAULT_MET, load_met
+    from bgbot.engine.rollout import Start, _Score, _Trials
+
+    class Asked(Exception):
+        pass
+
+    engine = Engine.load()
+    pos = Position.start()
+    starts = [Start(pos.board, root_on_roll=True), Start(pos.board, root_on_roll=False)]
+    score = _Score(load_met(DEFAULT_MET), (1, 2), False, False, 3)
+    trials = _Trials(engine.evaluator, starts, score, RolloutSettings(trials=1, ply=1, stratify=0), [0], seed=1)
+    asked: list[int] = []
+
+    def ev(boards: np.ndarray) -> np.ndarray:
+        asked.append(len(boards))
+        raise Asked
+
+    trials.turns = 1
+    trials.ev = ev  # type: ignore[assignment]
+    with pytest.raises(Asked):
+        trials._cube_turn(np.arange(2))
+    assert asked == [1], "the post-Crawford leader was asked whether to double"
+
+
+def test_a_match_rollout_with_a_dead_cube_has_no_double_line() -> None:
+    engine = Engine.load()
+    quick = RolloutSettings(trials=36, truncate=2, stratify=36)
+    for state in (CubeState(match=1, score=(0, 0)), CubeState(match=3, score=(2, 1))):
+        result = engine.rollout(Position.start(), None, state, settings=quick, workers=1)
+        assert [e.label for e in result.entries] == ["position"] and result.cube_action is None

@@ -138,11 +138,6 @@ def test_v1_rollout_of_a_match_play(client: TestClient, n: int, score: tuple[int
     assert r.json()["cube"]["match"] == n and r.json()["cube"]["crawford"] is crawford
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bgbot.engine.rollout rolls out a 'double, take' line whenever the cube is centred outside the Crawford "
-    "game, also where gnubg's cube is dead (a 1-point match, the post-Crawford leader)",
-)
 @pytest.mark.parametrize(("n", "score"), [(1, (0, 0)), (3, (2, 1))])
 def test_v1_rollout_with_a_dead_cube_has_no_double_line(client: TestClient, n: int, score: tuple[int, int]) -> None:
     r = client.post("/v1/rollout", json=body(n, score, False, trials=36, truncate=2))

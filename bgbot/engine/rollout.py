@@ -433,6 +433,9 @@ class _Trials:
             can &= ~self.no_first[idx]
         if self.score.crawford:
             can[:] = False
+        if self.score.met is not None:  # a dead cube: the mover's current cube already gives it the match
+            away = np.where(mover == 1, self.score.away[0], self.score.away[1])
+            can &= self.cube[idx] < away
         sel = idx[can]
         if sel.size == 0:
             return
@@ -945,6 +948,7 @@ def rollout(
     cube_rollout = False
     if candidates is None:
         may_double = settings.cubeful and owner >= 0 and cube < MAX_CUBE and not state.crawford
+        may_double = may_double and (state.is_money or cube < state.away[0])  # a dead cube is never turned
         starts.append(Start(pos.board, True, cube, owner, cube, no_first_double=may_double))
         labels.append("no double" if may_double else "position")
         priors.append(None)
