@@ -106,7 +106,7 @@ def cube_labels(paths: Sequence[Path]) -> Labels:
     except (KeyError, TypeError, ValueError):
         raise CalibrationInputError(f"{', '.join(quote_input(str(p)) for p in paths)}: every line needs "
                                     "'position' and five 'probs'") from None
-    return Labels(_boards(ids, "cube file"), probs, f"gnubg 2-ply, {len(rows)} cube positions")
+    return Labels(_boards(ids, "cube file"), probs, f"gnubg 2-ply probabilities of {len(rows)} positions")
 
 
 def bank_labels(bank: Path) -> Labels:

@@ -146,3 +146,19 @@ def test_the_script_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "nonsense!!" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+def test_the_script_reads_saved_rollout_labels(tmp_path: Path) -> None:
+    rows, boards, cls = _cube_rows()
+    keep = np.flatnonzero(np.isin(cls, (CONTACT, RACE)))[:4]
+    labels = tmp_path / "labels.npz"
+    np.savez(labels, boards=boards[keep], probs=np.array([rows[i]["probs"] for i in keep], dtype=np.float32),
+             se=np.zeros(len(keep), np.float32), settings=np.str_("a test"))
+    png = tmp_path / "cal.png"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--reference", "npz", "--labels", str(labels), "--png", str(png)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "4 labels (a test)" in r.stdout and png.stat().st_size > 0
+    r = subprocess.run([sys.executable, str(SCRIPT), "--reference", "npz", "--png", str(png)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "--labels" in r.stderr
