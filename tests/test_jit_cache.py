@@ -120,3 +120,12 @@ def test_a_two_ply_question_runs_as_plain_python_until_the_kernels_are_cached(tm
     run("mark")
     assert run("1") == "False True"
     assert run("2") == "True True"  # cached: the compiled kernels load in a second
+
+
+def test_warm_up_with_plain_python_kernels_has_nothing_to_compile(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}, "BGBOT_JIT": "0",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bgbot.cli", "warm-up"], env=env, capture_output=True, text=True,
+                          timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "plain Python" in done.stderr and "numba" not in done.stdout
