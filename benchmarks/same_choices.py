@@ -11,6 +11,7 @@ Usage::
 
     python benchmarks/same_choices.py --record tests/data/speed/choices.jsonl
     python benchmarks/same_choices.py            # check
+    python benchmarks/same_choices.py --modes 3,3c --check tests/data/speed/choices3.jsonl   # 3-ply (slower)
 """
 
 from __future__ import annotations
