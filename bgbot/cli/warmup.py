@@ -17,6 +17,8 @@ run as plain Python until the kernels are cached (:func:`choose_kernels`).
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -24,22 +26,30 @@ from collections.abc import Callable
 __all__ = ["add_parser", "choose_kernels", "ensure_warm", "warm_up"]
 
 
-def _steps() -> list[tuple[str, Callable[[], object]]]:
-    """The warm-up's steps, each a call that compiles (or loads) some kernels: ``(what, call)``."""
+def compile_movegen() -> None:
+    """Compile (or load) the move generator's kernels: what a second process does during :func:`warm_up`."""
+    import numpy as np
+
+    from bgbot.rules.movegen import successors, successors_batch
+    from bgbot.rules.position import Position
+
+    start = Position.from_id("4HPwATDgc/ABMA")
+    boards = np.array([start.board, start.board], dtype=np.int8)
+    successors_batch(boards[:1], (3, 1))
+    successors_batch(boards, (6, 6))
+    successors_batch(boards, np.array([[3, 1], [5, 2]], dtype=np.int64))
+    successors(start, (4, 2))
+
+
+def _steps(child: subprocess.Popen[bytes] | None) -> list[tuple[str, Callable[[], object]]]:
+    """The warm-up's steps, each a call that compiles (or loads) some kernels: ``(what, call)``.
+
+    With ``child`` (a process compiling the move generator, :func:`compile_movegen`) the steps before
+    "move generator" use no move generation, and that step waits for the child, then loads its work.
+    """
     import numpy as np
 
     state: dict[str, object] = {}
-
-    def movegen() -> None:
-        from bgbot.rules.movegen import successors, successors_batch
-        from bgbot.rules.position import Position
-
-        start = Position.from_id("4HPwATDgc/ABMA")
-        boards = np.array([start.board, start.board], dtype=np.int8)
-        successors_batch(boards[:1], (3, 1))
-        successors_batch(boards, (6, 6))
-        successors_batch(boards, np.array([[3, 1], [5, 2]], dtype=np.int64))
-        successors(start, (4, 2))
 
     def classes() -> None:
         from bgbot.rules.classes import classify_rows
@@ -50,12 +60,14 @@ def _steps() -> list[tuple[str, Callable[[], object]]]:
     def network() -> None:
         from bgbot.engine.api import Engine
         from bgbot.eval.encoding import encode
-        from bgbot.rules.movegen import successors_batch
         from bgbot.rules.position import Position
 
         engine = Engine.load()
         state["engine"] = engine
-        succ, _ = successors_batch(np.array([Position.from_id("4HPwATDgc/ABMA").board], dtype=np.int8), (3, 1))
+        # a contact position, a race and a bear-off (no move generator: a second process compiles it)
+        positions = (Position.from_id("4HPwATDgc/ABMA"), Position.from_points({8: 5, 6: 5, 4: 5}, {9: 5, 7: 5, 5: 5}),
+                     Position.from_points({6: 3, 5: 2, 4: 2, 1: 1}, {6: 2, 5: 3, 3: 1}))
+        succ = np.array([p.board for p in positions], dtype=np.int8)
         engine.base(succ)
         net = getattr(engine.base, "net", None)
         if net is not None and hasattr(net, "compiled"):
@@ -90,21 +102,40 @@ def _steps() -> list[tuple[str, Callable[[], object]]]:
         engine.best_move(pos, (3, 1), 2, match)  # type: ignore[attr-defined]
         engine.cube_action(pos, match, ply=2)  # type: ignore[attr-defined]
 
+    def movegen() -> None:
+        if child is not None:
+            child.wait()  # its cache is ours: loading it takes a moment (and compiles here if it failed)
+        compile_movegen()
+
     return [
-        ("move generator", movegen),
         ("position classes", classes),
         ("network", network),
         ("bear-off database", bearoff),
+        ("move generator", movegen),
         ("search", search),
         ("decisions", decisions),
     ]
 
 
+def _movegen_child() -> subprocess.Popen[bytes] | None:
+    """A second process compiling the move generator while this one compiles the network (the two biggest
+    parts, about 15 s each): None on a single core or when it cannot start (this process then does it)."""
+    if (os.cpu_count() or 1) < 2:
+        return None
+    try:
+        return subprocess.Popen([sys.executable, "-c", "from bgbot.cli.warmup import compile_movegen; "
+                                 "compile_movegen()"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # the environment (NUMBA_CACHE_DIR, BGBOT_JIT) goes along
+    except OSError:
+        return None
+
+
 def warm_up(progress: bool = True) -> float:
     """Compile (or load) every kernel a decision or an analysis uses and mark them cached.
 
-    Returns the seconds it took.  Does nothing but mark when the kernels are
-    interpreted in this process (``BGBOT_JIT=0``): there is nothing to compile.
+    Returns the seconds it took.  The move generator compiles in a second
+    process meanwhile (on two cores or more).  Does nothing when the kernels
+    are interpreted in this process (``BGBOT_JIT=0``): there is nothing to compile.
     """
     from bgbot import jit  # here, not at import: a bad BGBOT_JIT is a user error main() reports
 
@@ -112,7 +143,19 @@ def warm_up(progress: bool = True) -> float:
     if not jit.COMPILED:
         return 0.0
     jit.configure_cache()
-    steps = _steps()
+    child = _movegen_child()
+    steps = _steps(child)
+    try:
+        _run_steps(steps, progress)
+    finally:
+        if child is not None and child.poll() is None:
+            child.kill()  # interrupted: the second process stops with us
+            child.wait()
+    jit.mark_cached()
+    return time.perf_counter() - t0
+
+
+def _run_steps(steps: list[tuple[str, Callable[[], object]]], progress: bool) -> None:
     if progress:
         from tqdm import tqdm
 
@@ -129,8 +172,6 @@ def warm_up(progress: bool = True) -> float:
     else:
         for _, call in steps:
             call()
-    jit.mark_cached()
-    return time.perf_counter() - t0
 
 
 def ensure_warm(progress: bool = True) -> None:
