@@ -138,15 +138,9 @@ def test_no_import_cycle() -> None:
             visit(m)
 
 
-# Cycles through type-hint imports still to break.  engine.api imports engine.analyse lazily (Engine.analyse),
-# and engine.analyse imports engine.api for the ``Engine`` of its hints: analyse should name what it uses of
-# an engine as a Protocol of its own, as engine.rollout does (RolloutEngine).  Empty this list when it does.
-PENDING_CYCLES = [["bgbot.engine.analyse", "bgbot.engine.api"]]
-
-
 def test_no_import_cycle_even_through_type_hints() -> None:
     # every import counts: module level, inside functions, under TYPE_CHECKING, package __init__ modules too
-    assert import_cycles(graph(type_hints=True)) == PENDING_CYCLES
+    assert import_cycles(graph(type_hints=True)) == []
 
 
 def test_import_cycles_are_found_through_lazy_and_type_hint_imports(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -65,10 +65,45 @@ from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from numpy.typing import NDArray
 
-    from bgbot.engine.api import Engine
     from bgbot.engine.cube import CubeDecision
+    from bgbot.engine.met import MatchEquityTable
+    from bgbot.engine.search import Analysis, MoveFilter
+    from bgbot.eval.evaluate import Evaluator
+
+
+class Engine(Protocol):
+    """What the analysis uses of an engine; :class:`bgbot.engine.api.Engine` is one.
+
+    A protocol, so that this module (which the engine API's ``analyse`` calls) does not import the API back.
+    """
+
+    evaluator: Evaluator
+    filters: tuple[MoveFilter, ...]
+    checkpoint: Path | None
+    _met: MatchEquityTable | str | None
+    _exact_cube: bool
+
+    @property
+    def met(self) -> MatchEquityTable: ...
+
+    @classmethod
+    def load(cls, path: str | None = None, **kwargs: Any) -> Engine: ...
+
+    def evaluate(self, pos: Position | str, ply: int = 1) -> NDArray[np.float64]: ...
+
+    def best_move(self, pos: Position | str, dice: object, ply: int = 1,
+                  state: CubeState | MatchState | None = None, *, cubeless: bool = False) -> Analysis: ...
+
+    def cube_action(self, pos: Position | str, state: CubeState | MatchState | None = None, *, ply: int = 1,
+                    x: float | None = None, probs: Sequence[float] | None = None,
+                    take_point: bool = True) -> CubeDecision: ...
+
+    def _decision(self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None, *,
+                  take_point: bool = True) -> CubeDecision: ...
 
 __all__ = [
     "CLOSE_CUBE",
@@ -481,8 +516,9 @@ def analyse_match(
     return MatchAnalysis(match, ply, tuple(decisions), stats, tuple(timeline), thresholds, time.perf_counter() - t0)
 
 
-#: what a worker process needs to rebuild an engine: (model file, move filters, match equity table, bear-off on)
-_EngineSpec = tuple[str, tuple[Any, ...], Any, bool]
+#: what a worker process needs to rebuild an engine: (its class, model file, move filters, match equity table,
+#: bear-off on); the class travels by name, as pickle sends classes
+_EngineSpec = tuple[type, str, tuple[Any, ...], Any, bool]
 _worker_engines: dict[_EngineSpec, Engine] = {}
 
 
@@ -490,7 +526,7 @@ def _engine_spec(engine: Engine) -> _EngineSpec | None:
     """How a worker process rebuilds ``engine`` (None when it has no model file to load)."""
     if engine.checkpoint is None:
         return None
-    return str(engine.checkpoint), tuple(engine.filters), engine._met, engine._exact_cube
+    return type(engine), str(engine.checkpoint), tuple(engine.filters), engine._met, engine._exact_cube
 
 
 def _grade_game_task(
@@ -499,10 +535,8 @@ def _grade_game_task(
     """One game graded in a worker process, by the engine ``spec`` names (loaded once per process)."""
     engine = _worker_engines.get(spec)
     if engine is None:
-        from bgbot.engine.api import Engine
-
-        path, filters, met, bearoff = spec
-        engine = _worker_engines[spec] = Engine.load(path, filters=filters, met=met, bearoff=bearoff)
+        cls, path, filters, met, bearoff = spec
+        engine = _worker_engines[spec] = cls.load(path, filters=filters, met=met, bearoff=bearoff)
     decisions, timeline, _ = _analyse_game(engine, game, ply, thresholds, luck, None, 0)
     return decisions, timeline
 
