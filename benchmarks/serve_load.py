@@ -1,35 +1,47 @@
-"""Load test of ``bgbot serve``: requests per second and latency of 1-ply ``POST /v1/move`` on loopback.
+"""Load test of ``bgbot serve``: requests per second, p50/p99 latency and errors of 1-ply ``POST /v1/move``.
 
-Starts ``bgbot serve`` as a child process on 127.0.0.1 (one worker process by default), then sends
-``--requests`` checker-play questions (positions and dice of ``tests/data/benchmark/checker.jsonl``, in
-order) with 1, 8 and 32 concurrent clients (threads, each with its own keep-alive connection), and
-prints requests per second and the median and 99th-percentile latency per level.  For contrast it runs
-``bgbot move POSITION DICE --json`` as a fresh process per request ``--cli`` times (what a program pays
-without a server: interpreter start, imports, loading the model).  Every answer is checked (HTTP 200 and
-the CLI's move list).  The client shares the machine with the server: on 2 cores the figures at 8 and 32
-clients include the client's own CPU time.
+Starts the server as the README does (``bgbot serve --port PORT``, every other option at its default
+unless ``--serve-args`` adds some) on 127.0.0.1, then, ``--runs`` times (default 3), sends
+``--requests`` checker-play questions (the positions and dice of ``tests/data/benchmark/checker.jsonl``,
+in order, ``"ply": 1``) from ``--clients`` concurrent clients (default 16), each on its own keep-alive
+connection.  The clients are one asyncio loop in this process writing raw HTTP/1.1 (a few tens of
+microseconds of CPU a request, so that the client takes little of the two cores it shares with the
+server).  The load is bounded: every client stops when the run's requests are all sent or when the run
+has lasted ``--run-limit`` seconds, whichever comes first; each request has a 10 s deadline (then it is
+an error).  Every answer is checked (HTTP 200, a JSON body with a non-empty ``moves`` list).
+
+In the same run, between the load runs, this process measures the **pure compute** of the same
+decisions: ``Engine.best_move(position, dice, ply=1, cube)`` of each request's position without HTTP
+(the shipped model, loaded here).  The server's CPU time (its process and its worker processes, from
+``/proc``) over a run, divided by the requests, is its CPU per request; that minus the pure compute is
+the **overhead per request** (HTTP parsing, validation, parsing the position, the answer's dict and
+JSON, the event loop).  The figures printed are medians over the runs.
 
 Usage::
 
-    python benchmarks/serve_load.py                       # 300 requests per level, 10 CLI calls
-    python benchmarks/serve_load.py --requests 600 --workers 2 --out serve_load.json
+    python benchmarks/serve_load.py                              # 3 runs of 3000 requests, 16 clients
+    python benchmarks/serve_load.py --serve-args "--workers 1"   # the same against one worker process
+    python benchmarks/serve_load.py --out serve_load.json
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import shlex
 import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import httpx
 from _common import REFDATA, ROOT
+
+HOST = "127.0.0.1"  # the load goes to loopback only
+REQUEST_DEADLINE = 10.0  # seconds a request may take before it counts as an error
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -44,168 +56,233 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def free_port() -> int:
-    """A free loopback port (the test suite's range is 18500-18599; benchmarks take one from the kernel)."""
+    """A free loopback port taken from the kernel."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((HOST, 0))
         return int(s.getsockname()[1])
 
 
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen[bytes]:
-    """``bgbot serve`` on 127.0.0.1:``port``; returns once ``/v1/health`` answers."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bgbot.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
-            "--queue",
-            "256",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
+def http_get(port: int, path: str) -> tuple[int, bytes]:
+    """A one-off ``GET`` on loopback: (status, body); (0, b'') when nothing answers."""
+    try:
+        with socket.create_connection((HOST, port), timeout=2) as s:
+            s.sendall(f"GET {path} HTTP/1.1\r\nhost: {HOST}\r\nconnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+    except OSError:
+        return 0, b""
+    head, _, body = data.partition(b"\r\n\r\n")
+    parts = head.split(b" ", 2)
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0), body
+
+
+def start_server(port: int, extra: list[str]) -> subprocess.Popen[bytes]:
+    """``bgbot serve --port PORT [extra]`` (as the README starts it); returns once ``/v1/health`` answers."""
+    cmd = [sys.executable, "-m", "bgbot.cli", "serve", "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
+        status, _ = http_get(port, "/v1/health")
+        if status == 200:
+            return proc
         if proc.poll() is not None:
             break
+        time.sleep(0.3)
     proc.kill()
-    raise SystemExit("bgbot serve did not start (is the serve extra installed?)")
+    raise SystemExit(f"{shlex.join(cmd)} did not start (is the serve extra installed?)")
 
 
-def run_level(base: str, bodies: list[dict], clients: int) -> dict:
-    """Send every body once with ``clients`` threads; latencies in ms and the wall time."""
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and every descendant now alive (Linux ``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        ppid = int(fields[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+        stats[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        total += stats.get(p, 0.0)
+        todo.extend(children.get(p, []))
+    return total
+
+
+def request_bytes(body: dict) -> bytes:
+    """One keep-alive ``POST /v1/move`` with ``body`` as JSON."""
+    data = json.dumps(body).encode()
+    head = (
+        f"POST /v1/move HTTP/1.1\r\nhost: {HOST}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(data)}\r\n\r\n"
+    )
+    return head.encode() + data
+
+
+async def _one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes) -> tuple[int, bytes]:
+    writer.write(raw)
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split(b" ", 2)[1])
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return status, await reader.readexactly(length)
+
+
+async def load(port: int, raws: list[bytes], clients: int, limit_s: float) -> dict:
+    """Send each of ``raws`` once from ``clients`` connections; stop early after ``limit_s`` seconds."""
     latencies: list[float] = []
     errors: list[str] = []
-    lock = threading.Lock()
-    it = iter(bodies)
+    next_index = 0
+    t_start = time.perf_counter()
+    stop_at = t_start + limit_s
 
-    def client() -> None:
-        with httpx.Client(base_url=base, timeout=120) as c:
-            while True:
-                with lock:
-                    body = next(it, None)
-                if body is None:
-                    return
+    async def client() -> None:
+        nonlocal next_index
+        reader, writer = await asyncio.open_connection(HOST, port)
+        try:
+            while next_index < len(raws) and time.perf_counter() < stop_at:
+                raw = raws[next_index]
+                next_index += 1
                 t0 = time.perf_counter()
-                r = c.post("/v1/move", json=body)
-                dt = 1000 * (time.perf_counter() - t0)
-                with lock:
-                    latencies.append(dt)
-                    if r.status_code != 200 or not r.json().get("moves"):
-                        errors.append(f"{r.status_code} {r.text[:100]}")
+                try:
+                    status, body = await asyncio.wait_for(_one(reader, writer, raw), REQUEST_DEADLINE)
+                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError) as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(HOST, port)
+                    continue
+                latencies.append(1000 * (time.perf_counter() - t0))
+                if status != 200 or b'"moves":[{' not in body.replace(b" ", b""):
+                    errors.append(f"{status} {body[:120]!r}")
+        finally:
+            writer.close()
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    if errors:
-        raise SystemExit(f"{len(errors)} bad answers at {clients} clients, e.g. {errors[0]}")
+    await asyncio.gather(*(client() for _ in range(clients)))
+    wall = time.perf_counter() - t_start
+    done = len(latencies)
     return {
-        "clients": clients,
-        "requests": len(bodies),
+        "requests": done,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
         "wall_s": wall,
-        "rps": len(bodies) / wall,
-        "p50_ms": percentile(latencies, 0.5),
-        "p99_ms": percentile(latencies, 0.99),
-        "mean_ms": statistics.fmean(latencies),
+        "rps": done / wall,
+        "p50_ms": percentile(latencies, 0.5) if latencies else float("nan"),
+        "p99_ms": percentile(latencies, 0.99) if latencies else float("nan"),
     }
 
 
-def run_cli(rows: list[dict], n: int) -> dict:
-    """``bgbot move ... --json`` as a fresh process per request, one after another."""
-    latencies = []
-    for row in rows[:n]:
-        dice = f"{row['dice'][0]}{row['dice'][1]}"
-        t0 = time.perf_counter()
-        r = subprocess.run(
-            [sys.executable, "-m", "bgbot.cli", "move", row["position"], dice, "--json"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        latencies.append(1000 * (time.perf_counter() - t0))
-        if r.returncode != 0 or not json.loads(r.stdout)["moves"]:
-            raise SystemExit(f"bgbot move failed: {r.stderr[-300:]}")
-    wall = sum(latencies) / 1000
-    return {
-        "clients": 1,
-        "requests": n,
-        "wall_s": wall,
-        "rps": n / wall,
-        "p50_ms": percentile(latencies, 0.5),
-        "p99_ms": percentile(latencies, 0.99),
-        "mean_ms": statistics.fmean(latencies),
-    }
+def pure_compute(engine: object, questions: list[tuple], repeat: int) -> float:
+    """Median milliseconds of ``engine.best_move(pos, dice, 1, cube)`` over ``questions``, in-process."""
+    times = []
+    for _ in range(repeat):
+        for pos, dice, cs in questions:
+            t0 = time.perf_counter()
+            engine.best_move(pos, dice, 1, cs)  # type: ignore[attr-defined]
+            times.append(1000 * (time.perf_counter() - t0))
+    return statistics.median(times)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--requests", type=int, default=300, help="requests per concurrency level (default 300)")
-    ap.add_argument("--levels", default="1,8,32", help="concurrent clients per level (default 1,8,32)")
-    ap.add_argument("--cli", type=int, default=10, help="bgbot move processes for contrast (default 10; 0 = none)")
-    ap.add_argument("--workers", type=int, default=1, help="server worker processes (default 1)")
-    ap.add_argument("--threads", type=int, default=2, help="evaluation threads per worker (default 2)")
+    ap.add_argument("--requests", type=int, default=3000, help="requests per run (default 3000)")
+    ap.add_argument("--runs", type=int, default=3, help="load runs; figures are their medians (default 3)")
+    ap.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
+    ap.add_argument("--run-limit", type=float, default=60.0, help="seconds after which a run stops (default 60)")
+    ap.add_argument("--serve-args", default="", help="options added to `bgbot serve --port PORT` (default none)")
     ap.add_argument("--out", type=Path, help="also write the figures as JSON")
     args = ap.parse_args()
+    if args.runs < 1 or args.requests < 1 or args.clients < 1:
+        raise SystemExit("--runs, --requests and --clients must be at least 1")
+
+    from bgbot.engine.api import Engine
+    from bgbot.formats.parse import parse_position_and_state
+    from bgbot.rules.dice import parse_dice
+    from bgbot.rules.matchstate import CubeState
 
     rows = [json.loads(x) for x in (REFDATA / "checker.jsonl").read_text().splitlines() if x.strip()]
     bodies = [{"position": r["position"], "dice": r["dice"], "ply": 1} for r in rows]
-    bodies = (bodies * (args.requests // len(bodies) + 1))[: args.requests]
+    raws = [request_bytes(b) for b in bodies]
+    raws = (raws * (args.requests // len(raws) + 1))[: args.requests]
+    engine = Engine.load()
+    questions = []
+    for r in rows:
+        pos, state = parse_position_and_state(r["position"])
+        questions.append((pos, parse_dice(r["dice"]), CubeState.of(state) if state else CubeState()))
+    pure_compute(engine, questions, 1)  # compile and fill caches, as the server's warm-up does
+
     port = free_port()
-    proc = start_server(port, args.workers, args.threads)
-    base = f"http://127.0.0.1:{port}"
+    extra = shlex.split(args.serve_args)
+    proc = start_server(port, extra)
+    runs, computes = [], []
     try:
-        run_level(base, bodies[:20], 1)  # warm up: first calls compile and fill caches
-        results = [run_level(base, bodies, int(c)) for c in args.levels.split(",")]
+        _, health = http_get(port, "/v1/health")
+        asyncio.run(load(port, raws[:200], args.clients, args.run_limit))  # warm up every worker
+        for _ in range(args.runs):
+            computes.append(pure_compute(engine, questions, 1))
+            cpu0 = tree_cpu_seconds(proc.pid)
+            run = asyncio.run(load(port, raws, args.clients, args.run_limit))
+            run["server_cpu_ms"] = 1000 * (tree_cpu_seconds(proc.pid) - cpu0) / max(run["requests"], 1)
+            runs.append(run)
+        computes.append(pure_compute(engine, questions, 1))
     finally:
         proc.terminate()
         proc.wait(30)
-    cli = run_cli(rows, args.cli) if args.cli else None
 
-    load = os.getloadavg()[0]
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    compute = statistics.median(computes)
+    summary = {
+        "command": shlex.join(["bgbot", "serve", "--port", "PORT", *extra]),
+        "clients": args.clients,
+        "requests_per_run": args.requests,
+        "runs": runs,
+        "rps": med("rps"),
+        "p50_ms": med("p50_ms"),
+        "p99_ms": med("p99_ms"),
+        "errors": sum(r["errors"] for r in runs),
+        "server_cpu_ms": med("server_cpu_ms"),
+        "compute_ms": compute,
+        "overhead_ms": med("server_cpu_ms") - compute,
+        "load_average": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "health": json.loads(health or b"{}"),
+    }
+    workers = summary["health"].get("workers", "?")
     print(
-        f"bgbot serve, 1-ply POST /v1/move on loopback: {args.workers} worker(s) x {args.threads} threads, "
-        f"{args.requests} requests per level; load average {load:.2f}, {os.cpu_count()} CPUs"
+        f"{summary['command']} ({workers} worker process(es)); {args.clients} clients, 1-ply POST /v1/move, "
+        f"{args.runs} runs of {args.requests} requests; load average {summary['load_average']:.2f}, "
+        f"{summary['cpus']} CPUs"
     )
-    print(f"{'clients':>8} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
-    for r in results:
+    print(f"{'run':>4} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'server CPU ms/req':>18}")
+    for i, r in enumerate(runs, 1):
         print(
-            f"{r['clients']:>8} {r['requests']:>9} {r['rps']:>8.1f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
-            f"{r['mean_ms']:>8.1f}"
+            f"{i:>4} {r['rps']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['errors']:>7} "
+            f"{r['server_cpu_ms']:>18.3f}"
         )
-    if cli:
-        print(
-            f"{'CLI':>8} {cli['requests']:>9} {cli['rps']:>8.2f} {cli['p50_ms']:>8.0f} {cli['p99_ms']:>8.0f} "
-            f"{cli['mean_ms']:>8.0f}   (bgbot move --json, a process per request)"
-        )
-        print(f"server at 1 client answers {results[0]['rps'] / cli['rps']:.0f}x as many requests per second")
+    print(
+        f"median: {summary['rps']:.0f} req/s, p50 {summary['p50_ms']:.1f} ms, p99 {summary['p99_ms']:.1f} ms, "
+        f"{summary['errors']} errors; server CPU {summary['server_cpu_ms']:.3f} ms a request = pure compute "
+        f"{compute:.3f} ms (Engine.best_move, same decisions, same run) + overhead {summary['overhead_ms']:.3f} ms"
+    )
+    for r in runs:
+        if r["first_error"]:
+            print(f"first error: {r['first_error']}")
     if args.out:
         tmp = args.out.with_name(args.out.name + ".tmp")
-        tmp.write_text(
-            json.dumps(
-                {"levels": results, "cli": cli, "workers": args.workers, "threads": args.threads, "load": load},
-                indent=1,
-            )
-            + "\n"
-        )
+        tmp.write_text(json.dumps(summary, indent=1) + "\n")
         os.replace(tmp, args.out)
 
 

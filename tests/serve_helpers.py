@@ -31,8 +31,13 @@ def free_port(start: int = 0) -> int:
 
 
 @contextmanager
-def live_server(engine: Engine, config: ServeConfig | None = None, offset: int = 0) -> Iterator[str]:
-    """Serve ``engine`` with uvicorn on 127.0.0.1; yields the base URL and stops the server afterwards."""
+def live_server(
+    engine: Engine, config: ServeConfig | None = None, offset: int = 0, http: str = "auto"
+) -> Iterator[str]:
+    """Serve ``engine`` with uvicorn on 127.0.0.1; yields the base URL and stops the server afterwards.
+
+    ``http``: uvicorn's HTTP implementation, 'h11', 'httptools' or 'auto' (as ``bgbot serve`` picks it).
+    """
     port = free_port(offset)
     serve_config = config or ServeConfig()
     cfg = uvicorn.Config(
@@ -41,7 +46,7 @@ def live_server(engine: Engine, config: ServeConfig | None = None, offset: int =
         port=port,
         log_level="warning",
         lifespan="on",
-        http=with_header_timeout(serve_config.header_timeout),  # as bgbot serve runs it
+        http=with_header_timeout(serve_config.header_timeout, http),  # as bgbot serve runs it
     )
     server = uvicorn.Server(cfg)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -473,18 +473,19 @@ def test_busy_and_slow_requests_are_503(engine: Engine) -> None:
             return slow(*a, **k)
 
         engine.evaluate = stalled  # type: ignore[method-assign]
+        deep = {"position": START, "ply": 2}  # 2-ply work goes to the pool (1-ply runs on the event loop)
         try:
-            r = c.post("/v1/eval", json={"position": START})
+            r = c.post("/v1/eval", json=deep)
             assert r.status_code == 503 and "0.2 s" in r.json()["error"]["message"]
             # the stalled evaluation still holds the one slot: the next request is refused at once
             t0 = time.monotonic()
-            busy = c.post("/v1/eval", json={"position": START})
+            busy = c.post("/v1/eval", json=deep)
             assert busy.status_code == 503 and "busy" in busy.json()["error"]["message"]
             assert time.monotonic() - t0 < 0.2 + 5
         finally:
             gate.set()
             engine.evaluate = slow  # type: ignore[method-assign]
         deadline = time.monotonic() + 10
-        while (code := c.post("/v1/eval", json={"position": START}).status_code) == 503 and time.monotonic() < deadline:
+        while (code := c.post("/v1/eval", json=deep).status_code) == 503 and time.monotonic() < deadline:
             time.sleep(0.05)  # the released evaluation gives its slot back when it ends
         assert code == 200

@@ -162,9 +162,11 @@ def _closed_after(base: str, sent: bytes, limit: float) -> float:
         return time.monotonic() - t0
 
 
-@pytest.fixture(scope="module")
-def slow_base(engine: Engine) -> Iterator[str]:
-    with live_server(engine, ServeConfig(header_timeout=1.5), offset=80) as url:
+@pytest.fixture(scope="module", params=["h11", "httptools"])
+def slow_base(engine: Engine, request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "httptools":
+        pytest.importorskip("httptools")  # bgbot serve runs h11 where httptools is not installed
+    with live_server(engine, ServeConfig(header_timeout=1.5), offset=80, http=request.param) as url:
         yield url
 
 
@@ -214,7 +216,7 @@ def test_bgbot_serve_states_its_header_timeout(tmp_path: Path) -> None:
     assert r.returncode == 2 and "'0'" in r.stderr
 
 
-def test_bgbot_serve_with_two_workers_closes_slow_clients_and_shares_its_jobs(tmp_path: Path) -> None:
+def test_bgbot_serve_with_two_workers_closes_slow_clients_and_shares_its_jobs_and_games(tmp_path: Path) -> None:
     port = free_port(90)
     base = f"http://127.0.0.1:{port}"
     argv = ["serve", "--port", str(port), "--workers", "2", "--header-timeout", "1.5", "--log-level", "warning"]
@@ -248,6 +250,23 @@ def test_bgbot_serve_with_two_workers_closes_slow_clients_and_shares_its_jobs(tm
         assert status == "done" and r.json()["result"]["trials"] == 72
         assert httpx.delete(url, timeout=10).json()["status"] == "deleted"
         assert httpx.get(url, timeout=10).status_code == 404
+        # a web board match: a new connection for each action, so either worker answers it
+        st = httpx.post(f"{base}/v1/board", json={"match": 3, "seed": 4}, timeout=30).json()
+        for _ in range(40):
+            if st["phase"] == "match_over":
+                break
+            if st["phase"] == "move":
+                t = st["turn"]
+                hop = None if t["complete"] else {"from": t["targets"][0]["from"], "to": t["targets"][0]["to"]}
+                path = "commit" if hop is None else "hop"
+            else:
+                hop, path = None, {"roll": "roll", "take": "take", "game_over": "next"}[st["phase"]]
+            r = httpx.post(f"{base}/v1/board/{st['id']}/{path}", json=hop, timeout=30)
+            assert r.status_code == 200, r.text
+            st = r.json()
+        record = httpx.get(f"{base}/v1/board/{st['id']}/record", timeout=10)
+        assert record.status_code == 200 and "1) " in record.text  # the moves played so far, in .mat
+        assert httpx.get(f"{base}/v1/board/{st['id']}", timeout=10).json()["position_id"] == st["position_id"]
     finally:
         proc.terminate()
         try:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from serve_helpers import free_port, live_server
 
+from bgbot.cli.serve import default_workers
 from bgbot.engine.api import Engine
 from bgbot.serve.service import ServeConfig
 
@@ -101,6 +102,7 @@ def test_bgbot_serve_command(tmp_path: object) -> None:
                     pytest.fail(f"bgbot serve did not come up: {out[-2000:]}")
                 time.sleep(0.2)
         assert h.json()["ply"] == 1 and h.json()["max_ply"] == 2
+        assert h.json()["workers"] == default_workers()  # one worker process per core by default
         r = httpx.post(f"http://127.0.0.1:{port}/v1/eval", json={"position": START, "ply": 3}, timeout=30)
         assert r.status_code == 400 and r.json()["error"]["field"] == "ply"
     finally:

@@ -53,6 +53,7 @@ from bgbot.serve.wildbg import wildbg_eval, wildbg_move
 log = logging.getLogger("bgbot.serve")
 
 WILDBG_PATHS = ("/move", "/eval")
+CONFIG_ENV = "BGBOT_SERVE_CONFIG"  # the ServeConfig as JSON, for uvicorn's worker processes (app_from_env)
 STATIC = resources.files("bgbot.serve") / "static"
 
 Scope = MutableMapping[str, Any]
@@ -232,7 +233,7 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         dice = s.dice(body.dice, state, body.position)
         ply = s.ply(body.ply)
         cs = s.check_match(s.cube_state(state, body))
-        return await s.run(lambda: s.move(pos, dice, ply, cs, body.cubeless))
+        return await s.run(lambda: s.move(pos, dice, ply, cs, body.cubeless), ply=ply)
 
     @app.post("/v1/cube", tags=["v1"], summary="The cube decision of the side on roll (as `bgbot cube --json`)")
     async def v1_cube(body: CubeBody) -> dict[str, Any]:
@@ -240,14 +241,14 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         pos, state = s.position(body.position)
         ply = s.ply(body.ply)
         cs = s.check_match(s.cube_state(state, body))
-        return await s.run(lambda: s.cube(pos, cs, ply))
+        return await s.run(lambda: s.cube(pos, cs, ply), ply=ply)
 
     @app.post("/v1/eval", tags=["v1"], summary="Cubeless probabilities of the side on roll (as `bgbot eval --json`)")
     async def v1_eval(body: EvalBody) -> dict[str, Any]:
         s = service()
         pos, _ = s.position(body.position)
         ply = s.ply(body.ply)
-        return await s.run(lambda: s.eval(pos, ply))
+        return await s.run(lambda: s.eval(pos, ply), ply=ply)
 
     @app.post(
         "/v1/analyse", tags=["v1"], summary="Grade every decision of a .mat/.sgf match (as `bgbot analyse --json`)"
@@ -356,11 +357,18 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
             "timeout": c.timeout,
             "limits": c.limits(),
             "jobs": await asyncio.to_thread(s.jobs().counts),
+            "workers": c.workers,
             "pid": os.getpid(),
         }
 
     # ---- wildbg -------------------------------------------------------
     pips_doc = {"parameters": _pip_parameters()}
+
+    async def wildbg(request: Request, answer: Callable[[Service, dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+        """``answer`` of the request's query parameters (read by name in :mod:`bgbot.serve.wildbg`)."""
+        s = service()
+        params = dict(request.query_params)
+        return await s.run(lambda: answer(s, params), ply=s.config.ply)
 
     @app.get(
         "/move", tags=["wildbg"], summary="wildbg-compatible: every legal play, best first", openapi_extra=pips_doc
@@ -373,9 +381,7 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         o_away: int | None = Query(None, ge=0),
     ) -> dict[str, Any]:
         """p0..p25 as in wildbg: x's points positive, o's negative, p25 x's bar, p0 o's bar."""
-        s = service()
-        params = dict(request.query_params)
-        return await s.run(lambda: wildbg_move(s, params))
+        return await wildbg(request, wildbg_move)
 
     @app.get(
         "/eval", tags=["wildbg"], summary="wildbg-compatible: probabilities and cube decision", openapi_extra=pips_doc
@@ -386,41 +392,20 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
         o_away: int | None = Query(None, ge=0),
     ) -> dict[str, Any]:
         """p0..p25 as in wildbg (see ``GET /move``)."""
-        s = service()
-        params = dict(request.query_params)
-        return await s.run(lambda: wildbg_eval(s, params))
+        return await wildbg(request, wildbg_eval)
 
     # ---- the web board ------------------------------------------------
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
-    app.include_router(board_router(service))
+    app.include_router(board_router(service, cfg.board_dir))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.add_middleware(BodyLimit, limit=cfg.max_body, paths={"/v1/analyse": cfg.max_record_body})
     return app
 
 
 def app_from_env() -> FastAPI:
-    """The app for uvicorn's worker processes: the config comes from ``BGBOT_SERVE_*`` variables (``bgbot serve``)."""
-    env = os.environ
-    return create_app(
-        ServeConfig(
-            ply=int(env.get("BGBOT_SERVE_PLY", "1")),
-            max_ply=int(env.get("BGBOT_SERVE_MAX_PLY", "2")),
-            timeout=float(env.get("BGBOT_SERVE_TIMEOUT", "10")),
-            threads=int(env.get("BGBOT_SERVE_THREADS", "2")),
-            queue=int(env.get("BGBOT_SERVE_QUEUE", "32")),
-            max_body=int(env.get("BGBOT_SERVE_MAX_BODY", "16384")),
-            header_timeout=float(env.get("BGBOT_SERVE_HEADER_TIMEOUT", "10")),
-            max_sync_trials=int(env.get("BGBOT_SERVE_MAX_SYNC_TRIALS", "288")),
-            rollout_timeout=float(env.get("BGBOT_SERVE_ROLLOUT_TIMEOUT", "300")),
-            max_trials=int(env.get("BGBOT_SERVE_MAX_TRIALS", "5184")),
-            max_jobs=int(env.get("BGBOT_SERVE_MAX_JOBS", "4")),
-            job_timeout=float(env.get("BGBOT_SERVE_JOB_TIMEOUT", "3600")),
-            job_keep=float(env.get("BGBOT_SERVE_JOB_KEEP", "3600")),
-            job_workers=int(env.get("BGBOT_SERVE_JOB_WORKERS", "1")),
-            jobs_dir=env.get("BGBOT_SERVE_JOBS") or None,
-            checkpoint=env.get("BGBOT_SERVE_CHECKPOINT") or None,
-        )
-    )
+    """The app for uvicorn's worker processes: the config ``bgbot serve`` put in ``$BGBOT_SERVE_CONFIG``."""
+    text = os.environ.get(CONFIG_ENV)
+    return create_app(ServeConfig.from_json(text) if text else ServeConfig())

@@ -34,20 +34,27 @@ The turn, as on gnubg's and XG's boards:
 * bgbot, on roll, doubles and takes as its cube decisions say and plays its
   best move at the game's ply.
 
-Games are kept in memory, at most :data:`MAX_GAMES` at once; a game nobody
-touched for :data:`GAME_TTL` seconds is dropped, and the oldest goes first
-when the store is full.
+Games are kept at most :data:`MAX_GAMES` at once; a game nobody touched for
+:data:`GAME_TTL` seconds is dropped, and the oldest goes first when the store
+is full.  One server process keeps them in its memory (:class:`GameStore`);
+the worker processes of ``bgbot serve --workers N`` share them in a private
+folder (:class:`FolderGameStore`), so that each request of a game may go to
+any worker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import pickle
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -57,6 +64,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from bgbot.engine.answers import analyse_cube, finished, move_answer
 from bgbot.errors import BgbotError, IllegalMoveError
+from bgbot.fileio import atomic_open
 from bgbot.formats.ids import encode_match_id, format_xgid
 from bgbot.formats.records import RecordEntry, format_match, match_from_games
 from bgbot.play.bots.local import BgbotBot
@@ -74,6 +82,7 @@ from bgbot.rules.matchstate import (
 )
 from bgbot.rules.moves import Move, format_move, legal_moves, parse_move, step
 from bgbot.rules.position import Outcome, Position, game_points
+from bgbot.serve.jobs import file_lock
 from bgbot.serve.service import FieldError, Service, field
 
 HUMAN, BOT = 0, 1
@@ -266,6 +275,18 @@ class BoardGame:
         self.result: dict[str, Any] | None = None
         self.last_bot_dice: Dice | None = None
         self._start_game()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The game without its bot (an engine) and lock: what :class:`FolderGameStore` keeps."""
+        state = dict(self.__dict__)
+        state["bot"] = self.bot.ply
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A kept game; its ``bot`` is the ply until the store gives it the bot of that ply."""
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
 
     # ---- rules ------------------------------------------------------------
     def match_state(
@@ -684,8 +705,97 @@ class GameStore:
             game.touched = now
         return game
 
+    @contextlib.contextmanager
+    def use(self, gid: str) -> Iterator[BoardGame]:
+        """The game ``gid`` under its lock (HTTP 404 when there is none); what the block changes stays."""
+        game = self.get(gid)
+        with game.lock:
+            yield game
+
     def __len__(self) -> int:
         return len(self._games)
+
+
+class FolderGameStore:
+    """The games in ``folder``, shared by the worker processes of one server (each request may go to any).
+
+    A game is a pickle ``ID.game`` (written atomically) with a lock file ``ID.lock``: :meth:`use` holds
+    the lock (across processes and threads) while it loads the game, runs the block and saves it.  The
+    folder must be private to the server (``bgbot serve`` makes a temporary one, mode 0700): its files are
+    unpickled.  ``bot(ply)`` gives the loaded games their bot.  Limits as :class:`GameStore`: at most
+    ``limit`` games, each dropped ``ttl`` seconds after its last request (by the file's time).
+    """
+
+    def __init__(
+        self, folder: str | os.PathLike[str], bot: Callable[[int], BgbotBot], limit: int = MAX_GAMES,
+        ttl: float = GAME_TTL,
+    ) -> None:
+        self.folder = FilePath(folder)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.bot = bot
+        self.limit = limit
+        self.ttl = ttl
+
+    def _file(self, gid: str) -> FilePath:
+        return self.folder / f"{gid}.game"
+
+    def _drop(self, path: FilePath) -> None:
+        """Remove a game's files, unless a request holds the game now."""
+        with file_lock(path.with_suffix(".lock"), blocking=False) as free:
+            if free:
+                path.unlink(missing_ok=True)
+                path.with_suffix(".lock").unlink(missing_ok=True)
+
+    def _save(self, game: BoardGame) -> None:
+        with atomic_open(self._file(game.id)) as f:
+            pickle.dump(game, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def add(self, make: Callable[[str], BoardGame]) -> BoardGame:
+        """A new game (made by ``make(id)``), saved; room made by dropping expired games, then the oldest."""
+        gid = secrets.token_urlsafe(12)
+        game = make(gid)
+        now = time.time()
+        kept = []
+        for path in self.folder.glob("*.game"):
+            with contextlib.suppress(FileNotFoundError):
+                age = now - path.stat().st_mtime
+                if age > self.ttl:
+                    self._drop(path)
+                else:
+                    kept.append((age, path))
+        for _, path in sorted(kept, reverse=True)[: max(0, len(kept) - self.limit + 1)]:
+            self._drop(path)
+        with file_lock(self._file(gid).with_suffix(".lock")):
+            self._save(game)
+        return game
+
+    @contextlib.contextmanager
+    def use(self, gid: str) -> Iterator[BoardGame]:
+        """The game ``gid`` under its lock (HTTP 404 when there is none); what the block changes is saved."""
+        path = self._file(gid)
+        with file_lock(path.with_suffix(".lock")):
+            try:
+                with open(path, "rb") as f:
+                    game = pickle.load(f)
+            except FileNotFoundError:
+                game = None
+            if game is None or time.time() - path.stat().st_mtime > self.ttl:
+                path.unlink(missing_ok=True)
+                path.with_suffix(".lock").unlink(missing_ok=True)
+                raise HTTPException(
+                    404,
+                    f"no game {gid!r} on this server: it never existed, was idle over {self.ttl / 3600:g} h, "
+                    f"or was pushed out by newer games (at most {self.limit} are kept); start a new one",
+                )
+            game.bot = self.bot(game.bot)
+            try:
+                yield game
+            finally:
+                game.touched = time.monotonic()
+                self._save(game)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.folder.glob("*.game"))
 
 
 # ---------------------------------------------------------------------------
@@ -734,9 +844,12 @@ class HintBody(_Body):
 GameId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{8,40}$", description="the id POST /v1/board answered")]
 
 
-def board_router(service: Callable[[], Service], store: GameStore | None = None) -> APIRouter:
-    """The ``/v1/board`` routes; ``service()`` gives the server's engine and thread pool."""
-    games = store or GameStore()
+def board_router(service: Callable[[], Service], folder: str | os.PathLike[str] | None = None) -> APIRouter:
+    """The ``/v1/board`` routes; ``service()`` gives the server's engine and thread pool.
+
+    ``folder``: keep the games there, shared with the server's other worker processes
+    (:class:`FolderGameStore`); None: in this process's memory (:class:`GameStore`).
+    """
     router = APIRouter(prefix="/v1/board", tags=["board"])
     bots: dict[int, BgbotBot] = {}
 
@@ -745,12 +858,13 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
             bots[ply] = BgbotBot(service().engine, ply=ply)
         return bots[ply]
 
+    games: GameStore | FolderGameStore = GameStore() if folder is None else FolderGameStore(folder, bot)
+
     async def act(gid: str, fn: Callable[[BoardGame], object]) -> dict[str, Any]:
         """Run ``fn`` on the game under its lock on the engine's pool (bgbot may think) and answer the state."""
-        game = games.get(gid)
 
         def work() -> dict[str, Any]:
-            with game.lock:
+            with games.use(gid) as game:
                 fn(game)
                 return finished(game.state())
 
@@ -770,15 +884,13 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
 
         def work() -> dict[str, Any]:
             game = games.add(lambda gid: BoardGame(gid, b, body.match, body.jacoby, body.seed, s.config.max_ply))
-            with game.lock:
-                return finished(game.state())
+            return finished(game.state())  # nobody else knows its id yet
 
         return await s.run(work)
 
     @router.get("/{game_id}", summary="The game's state: board, IDs, pips, dice, cube, score, legal actions")
     def get_game(game_id: GameId) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
+        with games.use(game_id) as game:
             return finished(game.state())
 
     def action_route(path: str, action: Callable[[BoardGame], object], summary: str) -> None:
@@ -801,15 +913,13 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
 
     @router.post("/{game_id}/hop", summary="Move one checker (part of a move): from a point to another")
     def hop(game_id: GameId, body: HopBody) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
+        with games.use(game_id) as game:
             game.hop(body.src, body.to)
             return finished(game.state())
 
     @router.post("/{game_id}/undo", summary="Take back the last checker moved this turn")
     def undo(game_id: GameId) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
+        with games.use(game_id) as game:
             game.undo()
             return finished(game.state())
 
@@ -825,10 +935,9 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
     async def hint(game_id: GameId, body: HintBody) -> dict[str, Any]:
         s = service()
         ply = s.ply(body.ply)
-        game = games.get(game_id)
 
         def work() -> dict[str, Any]:
-            with game.lock:
+            with games.use(game_id) as game:
                 phase, pos, dice = game.phase, game.pos, game.dice
                 st_h = game.match_state(HUMAN, dice=dice) if phase in ("roll", "move") else None
                 st_take = game.match_state(BOT, doubled=True) if phase == "take" else None
@@ -852,8 +961,7 @@ def board_router(service: Callable[[], Service], store: GameStore | None = None)
 
     @router.get("/{game_id}/record", summary="The games so far as a .mat or gnubg .sgf record")
     def record(game_id: GameId, format: Literal["mat", "sgf"] = Query("mat")) -> PlainTextResponse:
-        game = games.get(game_id)
-        with game.lock:
+        with games.use(game_id) as game:
             try:
                 text = game.record(format)
             except BgbotError as exc:  # pragma: no cover - a record of legal plays always writes
@@ -868,6 +976,7 @@ __all__ = [
     "GAME_TTL",
     "MAX_GAMES",
     "BoardGame",
+    "FolderGameStore",
     "GameStore",
     "PlayedBoardGame",
     "TurnInput",

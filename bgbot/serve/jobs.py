@@ -68,6 +68,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on ``path`` (created if missing) across processes and threads; yields True.
+
+    Not ``blocking``: yields False at once when someone else holds it (the block then runs unlocked).
+    """
+    with open(path, "a+b") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 class JobStore:
     """The jobs of one server in ``folder``; this process runs the jobs it accepted (one at a time).
 
@@ -90,12 +108,8 @@ class JobStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Every worker process of the server: one at a time counts and creates jobs."""
-        with open(self.folder / ".lock", "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with file_lock(self.folder / ".lock"):
+            yield
 
     def _dir(self, job_id: str) -> Path:
         if not isinstance(job_id, str) or not JOB_ID.fullmatch(job_id):

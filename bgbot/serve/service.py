@@ -4,13 +4,16 @@ Every function takes plain values and returns JSON-ready dicts; bad input
 raises :class:`FieldError` (a :class:`~bgbot.errors.BgbotError` that names the
 request field it came from and quotes it).  :class:`Service` runs the CPU work
 on a small thread pool with a bound on the work in flight and on the time a
-caller waits, so the event loop never evaluates anything itself.
+caller waits; only the cheapest work (1-ply: the network alone) runs on the event loop itself, where
+the hop to a thread and back would cost more than the work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import math
 import os
 import re
@@ -19,7 +22,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +43,8 @@ T = TypeVar("T")
 # a roll as text: two digits 1-6, together or with one separator (as the CLI's dice, without its extra leniency)
 DICE_TEXT = re.compile(r"[1-6][-/, ]?[1-6]")
 DICE_SPELLINGS = "'31', '3-1', '3/1', '3,1' or '3 1'"
+# work at this ply or less runs on the event loop, without the hop to the thread pool (Service.run)
+INLINE_PLY = 1
 
 
 class FieldError(BgbotError):
@@ -63,7 +67,7 @@ def field(name: str) -> Iterator[None]:
         raise FieldError(name, str(exc), type(exc).__name__) from None
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class ServeConfig:
     """Limits and defaults of a server.
 
@@ -85,6 +89,10 @@ class ServeConfig:
     ``job_timeout`` seconds; at most ``max_jobs`` jobs are queued or running at
     once, and a finished job's result is kept ``job_keep`` seconds.  Jobs live
     in ``jobs_dir`` (None: a temporary folder of the server's own).
+
+    ``workers``: the server's worker processes (``bgbot serve --workers``, as
+    ``/v1/health`` states it); with several, the web board's games live in
+    ``board_dir``, a private folder they share (None: in the process's memory).
     """
 
     ply: int = 1
@@ -104,6 +112,17 @@ class ServeConfig:
     job_workers: int = 1
     jobs_dir: str | None = None
     checkpoint: str | None = None
+    workers: int = 1
+    board_dir: str | None = None
+
+    def to_json(self) -> str:
+        """The config as JSON, for the worker processes of ``bgbot serve`` (:meth:`from_json`)."""
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ServeConfig:
+        """The config :meth:`to_json` wrote (checked again)."""
+        return cls(**json.loads(text))
 
     def __post_init__(self) -> None:
         check_ply(self.ply)
@@ -121,6 +140,7 @@ class ServeConfig:
             ("max_trials", 1),
             ("max_jobs", 1),
             ("job_workers", 1),
+            ("workers", 1),
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -167,6 +187,9 @@ class Service:
         # load the lazy parts (match equity table, bear-off database) now, not in racing request threads
         _ = self.engine.met
         self.engine.evaluate(Position.from_points({1: 2}, {1: 2}))
+        # and the kernels of a 1-ply checker play, which runs on the event loop (run's ``ply``)
+        for cubeless in (False, True):
+            self.engine.best_move(Position.start(), (3, 1), 1, CubeState(), cubeless=cubeless)
 
     def close(self) -> None:
         """Stop the thread pool (running evaluations finish) and the rollout jobs of this process."""
@@ -201,13 +224,22 @@ class Service:
         return None
 
     # ---- running work --------------------------------------------------
-    async def run(self, fn: Callable[[], T], timeout: float | None = None, too_slow: str = "") -> T:
+    async def run(
+        self, fn: Callable[[], T], timeout: float | None = None, too_slow: str = "", ply: int | None = None
+    ) -> T:
         """Run ``fn`` on the pool; a :class:`RequestLimitError` when too much is in flight or it is too slow.
 
         ``timeout``: seconds to wait (default the server's ``timeout``); ``too_slow`` is added to the
         error's message.  A slot is held until ``fn`` really ends (a timed-out evaluation still runs to
         its end in its thread), so slow requests cannot pile up.
+
+        ``ply``: the look-ahead of the work, when it is a checker play, cube decision or evaluation.  At
+        :data:`INLINE_PLY` or less (the network alone: well under a millisecond a decision) ``fn`` runs at
+        once on the calling thread, the event loop: the hop to a pool thread and back would cost more than
+        the work itself.
         """
+        if ply is not None and ply <= INLINE_PLY:
+            return fn()
         limit = self.config.timeout if timeout is None else timeout
         if not self._slots.acquire(blocking=False):
             raise RequestLimitError(
