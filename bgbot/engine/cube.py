@@ -85,7 +85,6 @@ from numpy.typing import NDArray
 from bgbot import jit
 from bgbot.engine.met import MatchEquityTable
 from bgbot.errors import InvalidCubeError, MetError
-from bgbot.eval.features import cube_x_rows
 from bgbot.rules.matchstate import MAX_CUBE, OWNERS, Owner
 
 __all__ = [
@@ -576,7 +575,10 @@ def cube_efficiencies(boards: NDArray[np.integer]) -> NDArray[np.float64]:
     """
     b = np.asarray(boards).reshape(-1, 26)
     if jit.COMPILED:
-        # one compiled pass a row (the 3-ply cubeful search values hundreds of thousands of replies)
+        # one compiled pass a row (the 3-ply cubeful search values hundreds of thousands of replies); imported
+        # here, so that importing the cube model leaves numba and the kernels' mode alone (bgbot.jit)
+        from bgbot.eval.features import cube_x_rows
+
         out = np.empty(b.shape[0], dtype=np.float64)
         cube_x_rows(np.ascontiguousarray(b, dtype=np.int8), CONTACT_X, BEAROFF_X, _RACE_X_BASE, _RACE_X_PER_PIP,
                     RACE_X_MIN, RACE_X_MAX, out)
