@@ -201,7 +201,7 @@ def match_states(draw: st.DrawFn, *, xgid: bool = False, fibs: bool = False) -> 
     else:
         score = (draw(st.integers(0, 2**15 - 1)), draw(st.integers(0, 2**15 - 1)))
     on_roll = draw(st.integers(0, 1))
-    crawford = bool(length) and length - 1 in score and draw(st.booleans())
+    crawford = length > 1 and length - 1 in score and draw(st.booleans())  # a 1-point match has none
     if crawford:
         cube, owner, doubled = 1, -1, False
     else:
