@@ -12,10 +12,11 @@ an error).  Every answer is checked (HTTP 200, a JSON body with a non-empty ``mo
 
 In the same run, between the load runs, this process measures the **pure compute** of the same
 decisions: ``Engine.best_move(position, dice, ply=1, cube)`` of each request's position without HTTP
-(the shipped model, loaded here).  The server's CPU time (its process and its worker processes, from
-``/proc``) over a run, divided by the requests, is its CPU per request; that minus the pure compute is
-the **overhead per request** (HTTP parsing, validation, parsing the position, the answer's dict and
-JSON, the event loop).  The figures printed are medians over the runs.
+(the shipped model, loaded here), median and mean, and the building of the answer's dict from it
+(``move_answer``, the same JSON-ready dict the server sends).  The server's CPU time (its process and
+its worker processes, from ``/proc``) over a run, divided by the requests, is its CPU per request; that
+minus the mean decision and answer dict is the **overhead per request** (HTTP parsing, validation,
+parsing the position, JSON encoding, the event loop).  The figures printed are medians over the runs.
 
 Usage::
 
@@ -183,15 +184,25 @@ async def load(port: int, raws: list[bytes], clients: int, limit_s: float) -> di
     }
 
 
-def pure_compute(engine: object, questions: list[tuple], repeat: int) -> float:
-    """Median milliseconds of ``engine.best_move(pos, dice, 1, cube)`` over ``questions``, in-process."""
-    times = []
-    for _ in range(repeat):
-        for pos, dice, cs in questions:
-            t0 = time.perf_counter()
-            engine.best_move(pos, dice, 1, cs)  # type: ignore[attr-defined]
-            times.append(1000 * (time.perf_counter() - t0))
-    return statistics.median(times)
+def pure_compute(engine: object, questions: list[tuple]) -> dict[str, float]:
+    """Milliseconds of ``engine.best_move(pos, dice, 1, cube)`` over ``questions``, in-process (median and
+    mean), and of building its JSON-ready answer (``move_answer``, what the server sends: mean)."""
+    from bgbot.engine.answers import move_answer
+
+    decisions, answers = [], []
+    for pos, dice, cs in questions:
+        t0 = time.perf_counter()
+        analysis = engine.best_move(pos, dice, 1, cs)  # type: ignore[attr-defined]
+        t1 = time.perf_counter()
+        move_answer(engine, analysis)  # type: ignore[arg-type]
+        t2 = time.perf_counter()
+        decisions.append(1000 * (t1 - t0))
+        answers.append(1000 * (t2 - t1))
+    return {
+        "decision_median_ms": statistics.median(decisions),
+        "decision_mean_ms": statistics.fmean(decisions),
+        "answer_mean_ms": statistics.fmean(answers),
+    }
 
 
 def main() -> None:
@@ -220,7 +231,7 @@ def main() -> None:
     for r in rows:
         pos, state = parse_position_and_state(r["position"])
         questions.append((pos, parse_dice(r["dice"]), CubeState.of(state) if state else CubeState()))
-    pure_compute(engine, questions, 1)  # compile and fill caches, as the server's warm-up does
+    pure_compute(engine, questions)  # compile and fill caches, as the server's warm-up does
 
     port = free_port()
     extra = shlex.split(args.serve_args)
@@ -230,12 +241,12 @@ def main() -> None:
         _, health = http_get(port, "/v1/health")
         asyncio.run(load(port, raws[:200], args.clients, args.run_limit))  # warm up every worker
         for _ in range(args.runs):
-            computes.append(pure_compute(engine, questions, 1))
+            computes.append(pure_compute(engine, questions))
             cpu0 = tree_cpu_seconds(proc.pid)
             run = asyncio.run(load(port, raws, args.clients, args.run_limit))
             run["server_cpu_ms"] = 1000 * (tree_cpu_seconds(proc.pid) - cpu0) / max(run["requests"], 1)
             runs.append(run)
-        computes.append(pure_compute(engine, questions, 1))
+        computes.append(pure_compute(engine, questions))
     finally:
         proc.terminate()
         proc.wait(30)
@@ -243,7 +254,7 @@ def main() -> None:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
-    compute = statistics.median(computes)
+    compute = {k: statistics.median(c[k] for c in computes) for k in computes[0]}
     summary = {
         "command": shlex.join(["bgbot", "serve", "--port", "PORT", *extra]),
         "clients": args.clients,
@@ -254,8 +265,8 @@ def main() -> None:
         "p99_ms": med("p99_ms"),
         "errors": sum(r["errors"] for r in runs),
         "server_cpu_ms": med("server_cpu_ms"),
-        "compute_ms": compute,
-        "overhead_ms": med("server_cpu_ms") - compute,
+        **compute,
+        "overhead_ms": med("server_cpu_ms") - compute["decision_mean_ms"] - compute["answer_mean_ms"],
         "load_average": os.getloadavg()[0],
         "cpus": os.cpu_count(),
         "health": json.loads(health or b"{}"),
@@ -274,8 +285,17 @@ def main() -> None:
         )
     print(
         f"median: {summary['rps']:.0f} req/s, p50 {summary['p50_ms']:.1f} ms, p99 {summary['p99_ms']:.1f} ms, "
-        f"{summary['errors']} errors; server CPU {summary['server_cpu_ms']:.3f} ms a request = pure compute "
-        f"{compute:.3f} ms (Engine.best_move, same decisions, same run) + overhead {summary['overhead_ms']:.3f} ms"
+        f"{summary['errors']} errors"
+    )
+    print(
+        f"pure compute of the same decisions, same run: Engine.best_move median {compute['decision_median_ms']:.3f} "
+        f"ms, mean {compute['decision_mean_ms']:.3f} ms; its answer dict (move_answer) mean "
+        f"{compute['answer_mean_ms']:.3f} ms"
+    )
+    print(
+        f"server CPU {summary['server_cpu_ms']:.3f} ms a request = decision {compute['decision_mean_ms']:.3f} + "
+        f"answer dict {compute['answer_mean_ms']:.3f} + overhead {summary['overhead_ms']:.3f} ms (HTTP, "
+        "validation, parsing the position, JSON, event loop)"
     )
     for r in runs:
         if r["first_error"]:
