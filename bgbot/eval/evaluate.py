@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from bgbot import jit
 from bgbot.eval.encoding import encode, fill_inputs
-from bgbot.eval.inference import CLASS_NETS, NumpyNet, Weights, forward_tail
+from bgbot.eval.inference import CLASS_NETS, Compiled, NumpyNet, forward_tail, hidden_width
 from bgbot.jit import board_dtype, njit
 from bgbot.rules.classes import class_of, classify_rows
 
@@ -126,20 +126,19 @@ def _point_rows(w0: NDArray[np.float32]) -> NDArray[np.float32]:
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
 def _first_layer(
-    x: NDArray[np.float32],
-    point_rows: NDArray[np.float32],
-    w0: NDArray[np.float32],
-    b0: NDArray[np.float32],
-    dst: NDArray[np.float32],
+    x: NDArray[np.float32], point_rows: NDArray[np.float32], net: Compiled, h_a: NDArray[np.float32]
 ) -> None:
-    """The first hidden layer's sums (before activation) of one encoded row: ``dst = b0 + x @ w0``.
+    """The first hidden layer's sums (before activation) of one encoded row into ``h_a``: ``b0 + x @ w0``.
 
     Points come from ``point_rows`` (one row per occupied point, plus the
     ``(n - 3) / 2`` unit when it is not zero), the other version 1 units only
     when not zero, the rest of the inputs (hand-made features, mostly not zero)
     without a test.
     """
-    n = dst.shape[0]
+    w0 = net[0][0]
+    b0 = net[1][0]
+    n = w0.shape[1]
+    dst = h_a[:n]
     for j in range(n):
         dst[j] = b0[j]
     for g in range(_POINT_BASES.shape[0]):
@@ -177,44 +176,60 @@ def _first_layer(
 def _net_probs(
     boards: NDArray[np.int8],
     version: int,
-    point_rows: NDArray[np.float32],
-    wts: Weights,
-    bs: Weights,
-    w_out: NDArray[np.float32],
-    b_out: NDArray[np.float32],
-    act: int,
+    route: NDArray[np.int8],
+    rows0: NDArray[np.float32], net0: Compiled,
+    rows1: NDArray[np.float32], net1: Compiled,
+    rows2: NDArray[np.float32], net2: Compiled,
     out: NDArray[np.float32],
 ) -> None:
-    """:meth:`NetEvaluator.__call__` for a numpy network, compiled: ``out`` ``(N, 5)``, each row's side on roll."""
+    """:meth:`NetEvaluator.__call__` for numpy networks, compiled: ``out`` ``(N, 5)``, each row's side on roll.
+
+    Up to three networks sharing one encoding (``rows*``: each one's :func:`_point_rows`): each row is answered
+    by network ``route[class_of(row)]`` (0 main, 1 and 2 the class networks; an absent one is given as the
+    main).  A route of zeros answers every row with ``net0`` without classifying the rows.
+    """
     n = boards.shape[0]
-    width = 1
-    for k in range(len(wts)):
-        width = max(width, wts[k].shape[1])
+    routed = False
+    for c in range(route.shape[0]):
+        routed = routed or route[c] != 0
+    width = max(hidden_width(net0[0]), hidden_width(net1[0]), hidden_width(net2[0]))
     h_a = np.empty(width, dtype=np.float32)
     h_b = np.empty(width, dtype=np.float32)
-    x = np.empty((_BLOCK, wts[0].shape[0]), dtype=np.float32)
+    x = np.empty((_BLOCK, net0[0][0].shape[0]), dtype=np.float32)
     done = np.empty(_BLOCK, dtype=np.bool_)
     for start in range(0, n, _BLOCK):
         stop = min(n, start + _BLOCK)
         blk = boards[start:stop]
         xb = x[: stop - start]
-        _block_inputs(blk, version, xb, out[start:stop], done)
+        _terminal(blk, out[start:stop], done)  # finished games: their exact scores
+        fill_inputs(blk, xb, version)
         for r in range(stop - start):
             if done[r]:
                 continue
             o = out[start + r]
-            _first_layer(xb[r], point_rows, wts[0], bs[0], h_a[: wts[0].shape[1]])
-            forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, o)
+            k = route[class_of(blk[r])] if routed else 0
+            if k == 0:
+                _forward(xb[r], rows0, net0, h_a, h_b, o)
+            elif k == 1:
+                _forward(xb[r], rows1, net1, h_a, h_b, o)
+            else:
+                _forward(xb[r], rows2, net2, h_a, h_b, o)
             _consistent(o)
 
 
 @njit(cache=True, inline="always")
-def _block_inputs(
-    blk: NDArray[np.int8], version: int, xb: NDArray[np.float32], out: NDArray[np.float32], done: NDArray[np.bool_]
+def _forward(
+    x: NDArray[np.float32],
+    point_rows: NDArray[np.float32],
+    net: Compiled,
+    h_a: NDArray[np.float32],
+    h_b: NDArray[np.float32],
+    out: NDArray[np.float32],
 ) -> None:
-    """One block of rows: which are finished games (their exact scores in ``out``), and everyone's inputs in ``xb``."""
-    _terminal(blk, out, done)
-    fill_inputs(blk, xb, version)
+    """One encoded row through ``net`` into ``out`` (:func:`~bgbot.eval.inference.forward_row` with the
+    first layer taken point by point)."""
+    _first_layer(x, point_rows, net, h_a)
+    forward_tail(net, h_a, h_b, out)
 
 
 @njit(cache=True, inline="always")
@@ -228,50 +243,16 @@ def _consistent(o: NDArray[np.float32]) -> None:
     o[4] = min(o[4], o[3])
 
 
-@njit(cache=True)
-def _class_net_probs(
-    boards: NDArray[np.int8],
-    version: int,
-    route: NDArray[np.int8],
-    rows0: NDArray[np.float32], wts0: Weights, bs0: Weights, wo0: NDArray[np.float32], bo0: NDArray[np.float32],
-    act0: int,
-    rows1: NDArray[np.float32], wts1: Weights, bs1: Weights, wo1: NDArray[np.float32], bo1: NDArray[np.float32],
-    act1: int,
-    rows2: NDArray[np.float32], wts2: Weights, bs2: Weights, wo2: NDArray[np.float32], bo2: NDArray[np.float32],
-    act2: int,
-    out: NDArray[np.float32],
-) -> None:
-    """:func:`_net_probs` for a model of up to three networks sharing one encoding: each row answered by
-    network ``route[class_of(row)]`` (0 main, 1 and 2 the class networks; an absent one is given as the main)."""
-    n = boards.shape[0]
-    width = 1
-    for wts in (wts0, wts1, wts2):
-        for k in range(len(wts)):
-            width = max(width, wts[k].shape[1])
-    h_a = np.empty(width, dtype=np.float32)
-    h_b = np.empty(width, dtype=np.float32)
-    x = np.empty((_BLOCK, wts0[0].shape[0]), dtype=np.float32)
-    done = np.empty(_BLOCK, dtype=np.bool_)
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
-        blk = boards[start:stop]
-        xb = x[: stop - start]
-        _block_inputs(blk, version, xb, out[start:stop], done)
-        for r in range(stop - start):
-            if done[r]:
-                continue
-            o = out[start + r]
-            k = route[class_of(blk[r])]
-            if k == 0:
-                _first_layer(xb[r], rows0, wts0[0], bs0[0], h_a[: wts0[0].shape[1]])
-                forward_tail(wts0, bs0, wo0, bo0, act0, h_a, h_b, o)
-            elif k == 1:
-                _first_layer(xb[r], rows1, wts1[0], bs1[0], h_a[: wts1[0].shape[1]])
-                forward_tail(wts1, bs1, wo1, bo1, act1, h_a, h_b, o)
-            else:
-                _first_layer(xb[r], rows2, wts2[0], bs2[0], h_a[: wts2[0].shape[1]])
-                forward_tail(wts2, bs2, wo2, bo2, act2, h_a, h_b, o)
-            _consistent(o)
+_ONE_NETWORK = np.zeros(5, dtype=np.int8)  # the route that answers every class with the first network
+
+
+def _kernel_nets(
+    route: NDArray[np.int8], nets: list[tuple[Compiled, NDArray[np.float32]]]
+) -> tuple[object, ...]:
+    """:func:`_net_probs`' arguments after ``version``: ``route`` and 1 to 3 ``(network, point rows)``
+    pairs, the missing ones given as the first (``route`` never sends a row to them)."""
+    three = [*nets, *[nets[0]] * (3 - len(nets))]
+    return (route, *(a for net, rows in three for a in (rows, net)))
 
 
 class NetEvaluator:
@@ -304,13 +285,12 @@ class NetEvaluator:
             if isinstance(net, NumpyNet) and jit.COMPILED
             else None
         )
-        # up to three networks of one encoding: one compiled call routes every row (_class_net_probs)
+        # up to three networks of one encoding: one compiled call routes every row (_net_probs)
         self._fused: tuple[object, ...] | None = None
-        if self._compiled is not None and 1 < len(self._nets) <= 3 and all(
+        if self._compiled is not None and len(self._nets) <= 3 and all(
             n.spec.encoding_version == self.version for n in self._nets
         ):
-            three = [*self._compiled, *[self._compiled[0]] * (3 - len(self._nets))]
-            self._fused = tuple(a for weights, rows in three for a in (rows, *weights))
+            self._fused = _kernel_nets(self._route, self._compiled)
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> NetEvaluator:
@@ -345,21 +325,17 @@ class NetEvaluator:
             if boards.ndim != 2 or boards.shape[1] != 26:
                 raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
             out = np.empty((boards.shape[0], 5), dtype=np.float32)
-            if len(self._nets) == 1:
-                (weights, rows), = self._compiled
-                _net_probs(boards, self.version, rows, *weights, out)
-                return out
             if self._fused is not None:
-                _class_net_probs(boards, self.version, self._route, *self._fused, out)
+                _net_probs(boards, self.version, *self._fused, out)
                 return out
             for i, sel in self._groups(boards):
-                weights, point_rows = self._compiled[i]
+                one = _kernel_nets(_ONE_NETWORK, self._compiled[i : i + 1])
                 version = self._nets[i].spec.encoding_version
                 if isinstance(sel, slice):
-                    _net_probs(boards, version, point_rows, *weights, out)
+                    _net_probs(boards, version, *one, out)
                 else:
                     part = np.empty((len(sel), 5), dtype=np.float32)
-                    _net_probs(boards[sel], version, point_rows, *weights, part)
+                    _net_probs(boards[sel], version, *one, part)
                     out[sel] = part
             return out
         done, exact = terminal_probs(boards)

@@ -140,52 +140,52 @@ def _activate(h: NDArray[np.float32], act: int) -> None:
             h[j] = math.tanh(h[j])
 
 
+Compiled = tuple[Weights, Weights, NDArray[np.float32], NDArray[np.float32], int]
+"""A network as the compiled pass takes it (:attr:`NumpyNet.compiled`): ``(wts, bs, w_out, b_out, act)``.
+
+``wts[k]`` is hidden layer k's weight matrix input-major ``(in, out)``, ``bs[k]`` its bias; ``w_out`` the
+output layer's ``(5, in)``, ``b_out`` its bias (always sigmoid); ``act`` the hidden layers' activation
+(:data:`ACT_CODES`).  float32 and C-contiguous throughout (numba: a tuple of two UniTuples, two arrays, an int).
+"""
+
+
+@njit(cache=True, inline="always")
+def hidden_width(wts: Weights) -> int:
+    """The width of the widest hidden layer of ``wts`` (the scratch rows the pass needs are this wide)."""
+    width = 1
+    for k in range(len(wts)):
+        width = max(width, wts[k].shape[1])
+    return width
+
+
 @njit(cache=True, fastmath=_FASTMATH)
 def forward_row(
-    x: NDArray[np.float32],
-    wts: Weights,
-    bs: Weights,
-    w_out: NDArray[np.float32],
-    b_out: NDArray[np.float32],
-    act: int,
-    h_a: NDArray[np.float32],
-    h_b: NDArray[np.float32],
-    out: NDArray[np.float32],
+    x: NDArray[np.float32], net: Compiled, h_a: NDArray[np.float32], h_b: NDArray[np.float32], out: NDArray[np.float32]
 ) -> None:
-    """One encoded position ``x`` through the network into ``out``: 5 probabilities, side on roll's view.
+    """One encoded position ``x`` through the network ``net`` into ``out``: 5 probabilities, side on roll's view.
 
-    ``wts[k]`` is hidden layer k's weight matrix input-major ``(in, out)``,
-    ``bs[k]`` its bias; ``w_out`` the output layer's ``(5, in)``, ``b_out`` its
-    bias (always sigmoid).  ``h_a``/``h_b`` are scratch rows as wide as the
-    widest hidden layer.  Each hidden layer adds, for every nonzero input,
-    that input times its weight row: the zeros that make up most of an
-    encoded position cost nothing.
+    ``h_a``/``h_b`` are scratch rows at least :func:`hidden_width` wide.  Each
+    hidden layer adds, for every nonzero input, that input times its weight
+    row: the zeros that make up most of an encoded position cost nothing.
     """
-    w = wts[0]
+    w = net[0][0]
+    b = net[1][0]
     dst = h_a[: w.shape[1]]
     for j in range(dst.shape[0]):
-        dst[j] = bs[0][j]
+        dst[j] = b[j]
     for i in range(w.shape[0]):
         v = x[i]
         if v != 0.0:
             wi = w[i]
             for j in range(dst.shape[0]):
                 dst[j] += v * wi[j]
-    forward_tail(wts, bs, w_out, b_out, act, h_a, h_b, out)
+    forward_tail(net, h_a, h_b, out)
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def forward_tail(
-    wts: Weights,
-    bs: Weights,
-    w_out: NDArray[np.float32],
-    b_out: NDArray[np.float32],
-    act: int,
-    h_a: NDArray[np.float32],
-    h_b: NDArray[np.float32],
-    out: NDArray[np.float32],
-) -> None:
+def forward_tail(net: Compiled, h_a: NDArray[np.float32], h_b: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     """The rest of :func:`forward_row` once ``h_a`` holds the first hidden layer's sums (before activation)."""
+    wts, bs, w_out, b_out, act = net
     src = h_a[: wts[0].shape[1]]
     _activate(src, act)
     for k in range(1, len(wts)):
@@ -212,26 +212,13 @@ def forward_tail(
 
 
 @njit(cache=True)
-def forward_rows(
-    x: NDArray[np.float32],
-    wts: Weights,
-    bs: Weights,
-    w_out: NDArray[np.float32],
-    b_out: NDArray[np.float32],
-    act: int,
-    out: NDArray[np.float32],
-) -> None:
+def forward_rows(x: NDArray[np.float32], net: Compiled, out: NDArray[np.float32]) -> None:
     """:func:`forward_row` for every row of ``x`` ``(N, in)`` into ``out`` ``(N, 5)``."""
-    width = 1
-    for k in range(len(wts)):
-        width = max(width, wts[k].shape[1])
+    width = hidden_width(net[0])
     h_a = np.empty(width, dtype=np.float32)
     h_b = np.empty(width, dtype=np.float32)
     for r in range(x.shape[0]):
-        forward_row(x[r], wts, bs, w_out, b_out, act, h_a, h_b, out[r])
-
-
-Compiled = tuple[Weights, Weights, NDArray[np.float32], NDArray[np.float32], int]
+        forward_row(x[r], net, h_a, h_b, out[r])
 
 
 #: The class networks a model may have (gnubg's class nets), by name, and the
@@ -265,8 +252,8 @@ class NumpyNet:
     spec: ModelSpec
     layers: tuple[tuple[NDArray[np.float32], NDArray[np.float32]], ...] = field(repr=False)
     by_class: dict[str, NumpyNet] = field(default_factory=dict, repr=False)
-    #: the compiled pass's copy of the weights: hidden layers input-major and their biases, the output
-    #: layer ``(5, in)`` and its bias, the activation's code (:func:`forward_rows`' arguments after ``x``)
+    #: the compiled pass's copy of the weights (:data:`Compiled`: hidden layers input-major and their biases,
+    #: the output layer ``(5, in)`` and its bias, the activation's code)
     compiled: Compiled = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -299,7 +286,7 @@ class NumpyNet:
         if not jit.COMPILED:  # plain Python kernels (bgbot.jit): numpy's matrix products are the fast way
             return self.probs_numpy(x)
         out = np.empty((x.shape[0], 5), dtype=np.float32)
-        forward_rows(x, *self.compiled, out)
+        forward_rows(x, self.compiled, out)
         return out
 
     def probs_numpy(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
