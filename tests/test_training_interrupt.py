@@ -30,11 +30,12 @@ def _load(path: Path) -> dict[str, object]:
 @pytest.mark.slow
 def test_sigterm_mid_interval_resumes_bit_for_bit(tmp_path: Path) -> None:
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    done = subprocess.run(_train(whole), capture_output=True, text=True, cwd=ROOT, timeout=600)
+    # 1,000 games (five intervals), so that the signal lands mid-run even on a loaded machine
+    done = subprocess.run(_train(whole, "--games", "1000"), capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
     first_interval = json.loads((whole / "metrics.jsonl").read_text().splitlines()[0])["games_trained"]
 
-    proc = subprocess.Popen(_train(cut), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(_train(cut, "--games", "1000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         deadline = time.time() + 300
         while not (cut / "checkpoint.pt").exists() and proc.poll() is None and time.time() < deadline:
@@ -51,7 +52,7 @@ def test_sigterm_mid_interval_resumes_bit_for_bit(tmp_path: Path) -> None:
     assert isinstance(stopped, int) and isinstance(final, int)
     assert first_interval < stopped < final, (first_interval, stopped, final)  # really in the middle of an interval
 
-    resumed = subprocess.run(_train(cut, "--resume", str(cut / "checkpoint.pt"), "--games", "400"),
+    resumed = subprocess.run(_train(cut, "--resume", str(cut / "checkpoint.pt"), "--games", "1000"),
                              capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     a, b = _load(whole / "checkpoint.pt"), _load(cut / "checkpoint.pt")
