@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from bgbot.cli.main import main
 from bgbot.engine.answers import FLOAT_DIGITS, SCHEMA_VERSION, finished, rounded
 from bgbot.engine.api import Engine
@@ -43,3 +45,22 @@ def test_cli_json_answers_start_with_the_schema_and_round_their_floats(capsys) -
     exact = float(Engine.load().evaluate(Position.from_id("4HPwATDgc/ABMA"), 1)[0])
     assert abs(shown - exact) <= 0.5 * 10**-FLOAT_DIGITS + 1e-12
     assert shown != exact  # a float32 network output has more decimals than six
+
+
+@pytest.mark.parametrize("xgid", [
+    "XGID=-b----E-C---eE---c-e----B-:1:1:1:31:2:4:0:7:10",  # 7-point match, 2-4, cube 2 on roll's side
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:42:0:0:0:1:10",  # a 1-point match
+    "XGID=-b----E-C---eE---c-e----B-:2:-1:1:53:0:0:3:0:10",  # money, cube 4 the opponent's, Jacoby
+])
+def test_a_move_answers_xgid_carries_its_cube_and_score(xgid: str) -> None:
+    from bgbot.engine.answers import move_answer
+    from bgbot.engine.api import Engine
+    from bgbot.formats.ids import parse_xgid
+    from bgbot.rules.matchstate import CubeState
+
+    pos, state = parse_xgid(xgid)
+    engine = Engine.load()
+    answer = move_answer(engine, engine.best_move(pos, state.dice, 1, state))
+    pos2, state2 = parse_xgid(answer["xgid"])
+    assert pos2 == pos and state2.dice == state.dice
+    assert CubeState.of(state2) == CubeState.of(state)

@@ -277,12 +277,12 @@ class Engine:
         if searched is not None and cs.is_money:
             # above 1-ply each play's value came from the search: minus the opponent's best cube
             # action after it, from the cubeful lookahead for the plays looked at deeper
-            return rerank(a, [(v, None) for v in searched.tolist()], CUBEFUL_MONEY)
+            return rerank(a, [(v, None) for v in searched.tolist()], CUBEFUL_MONEY, cs.match_state())
         # every candidate at once (a roll has at least one: not moving is a candidate): the
         # opponent's probabilities and cube efficiency after each play
         probs = np.asarray([c.probs for c in a.candidates], dtype=np.float64)
         values = self._play_values(cs, theirs, probs, boards)
-        return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH)
+        return rerank(a, values, CUBEFUL_MONEY if cs.is_money else CUBEFUL_MATCH, cs.match_state())
 
     def _play_values(
         self, cs: CubeState, theirs: CubeState, probs: NDArray[np.float64], results: NDArray[np.int8]

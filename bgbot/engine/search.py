@@ -58,6 +58,7 @@ from bgbot.eval.bearoff import get_bearoff_db, home_rows
 from bgbot.eval.evaluate import Evaluator, equity, evaluate_distinct, flip_probs, segment_argmax, terminal_probs
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
+from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.moves import format_move, legal_moves
 from bgbot.rules.position import Position, positions_of_rows
@@ -603,6 +604,8 @@ class Analysis:
     candidates: tuple[Candidate, ...]
     filters: tuple[MoveFilter, ...] = field(default=DEFAULT_FILTERS, repr=False)
     kind: str = "cubeless money equity"
+    #: the cube and score the plays were ranked at (the side on roll is player 0), for the XGID; None: money, centred
+    state: MatchState | None = field(default=None, repr=False, compare=False)
 
     @property
     def best(self) -> Candidate:
@@ -616,7 +619,7 @@ class Analysis:
         """A JSON-ready dict: the position's IDs, dice, ply and the ranked moves."""
         return {
             "position": self.position.gnubg_id(),
-            "xgid": format_xgid(self.position, dice=self.dice),
+            "xgid": format_xgid(self.position, self.state, dice=self.dice),
             "dice": list(self.dice),
             "ply": self.ply,
             "equity_kind": self.kind,
@@ -721,8 +724,11 @@ CUBEFUL_MONEY = "cubeful money equity (Janowski)"
 CUBEFUL_MATCH = "cubeful match equity (gnubg's EMG normalisation) and match winning chance"
 
 
-def rerank(analysis: Analysis, values: Sequence[tuple[float, float | None]], kind: str) -> Analysis:
+def rerank(analysis: Analysis, values: Sequence[tuple[float, float | None]], kind: str,
+           state: MatchState | None = None) -> Analysis:
     """``analysis`` with each candidate's equity replaced by ``values[i] = (equity, mwc)`` and re-ranked.
+
+    ``state``: the cube and score they were valued at (default: ``analysis.state``).
 
     Deeper-ply candidates still rank first; within a ply the higher equity.
     """
@@ -735,4 +741,5 @@ def rerank(analysis: Analysis, values: Sequence[tuple[float, float | None]], kin
         c = cands[i]
         e, mwc = values[i]
         new.append(make(c.result, c.probs, e, c.ply, e - best, c._texts, c.cubeless_equity, mwc))
-    return Analysis(analysis.position, analysis.dice, analysis.ply, tuple(new), analysis.filters, kind)
+    return Analysis(analysis.position, analysis.dice, analysis.ply, tuple(new), analysis.filters, kind,
+                    state if state is not None else analysis.state)

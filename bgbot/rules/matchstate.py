@@ -426,6 +426,19 @@ class CubeState:
             jacoby=state.jacoby and not state.match_length,
         )
 
+    def match_state(self, dice: tuple[int, int] | None = None) -> MatchState:
+        """This situation as a :class:`MatchState` with the side on roll as player 0 (what an XGID carries)."""
+        return MatchState(
+            match_length=self.match,
+            score=self.score,
+            cube_value=self.cube,
+            cube_owner={"center": -1, "me": 0, "opp": 1}[self.owner],
+            on_roll=0,
+            dice=dice,
+            crawford=self.crawford,
+            jacoby=self.jacoby,
+        )
+
     @property
     def is_money(self) -> bool:
         """True for a money game (``match == 0``)."""
