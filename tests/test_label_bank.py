@@ -283,3 +283,20 @@ def test_a_local_ray_cluster_makes_the_same_labels(bank: Path, tmp_path: Path) -
     here, there = read_shard(bank / shard_name(3, 0)), read_shard(tmp_path / shard_name(3, 0))
     for key in ("position_id", "board", "probs", "se"):
         np.testing.assert_array_equal(here[key], there[key])
+
+
+def test_the_committed_bank_is_whole_and_its_labels_reproduce() -> None:
+    """The repository's own bank: every shard's sha256 holds, and the first rows of its newest shard are made
+    again exactly by the model that made them (the shipped one, or a model kept under checkpoints/)."""
+    from bgbot.engine.executor import net_hash
+    from bgbot.eval.models import load_model
+    from bgbot.labels.generate import verify
+
+    bank = REPO / "training" / "labels"
+    entries = check_bank(bank)
+    assert entries, "the committed label bank is empty"
+    models = {net_hash(load_model(p).net): p for p in [None, *sorted((REPO / "checkpoints").glob("*.pt"))]}
+    newest = max(entries, key=lambda e: e["created"])
+    assert newest["model_sha256"] in models, "no model in the repository made the newest shard"
+    n, diff = verify(bank, bank / newest["file"], 3, model=models[newest["model_sha256"]])
+    assert n == 3 and diff == 0.0
