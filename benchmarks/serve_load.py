@@ -242,9 +242,10 @@ def main() -> None:
         asyncio.run(load(port, raws[:200], args.clients, args.run_limit))  # warm up every worker
         for _ in range(args.runs):
             computes.append(pure_compute(engine, questions))
-            cpu0 = tree_cpu_seconds(proc.pid)
+            cpu0, client0 = tree_cpu_seconds(proc.pid), time.process_time()
             run = asyncio.run(load(port, raws, args.clients, args.run_limit))
             run["server_cpu_ms"] = 1000 * (tree_cpu_seconds(proc.pid) - cpu0) / max(run["requests"], 1)
+            run["client_cpu_ms"] = 1000 * (time.process_time() - client0) / max(run["requests"], 1)
             runs.append(run)
         computes.append(pure_compute(engine, questions))
     finally:
@@ -265,6 +266,9 @@ def main() -> None:
         "p99_ms": med("p99_ms"),
         "errors": sum(r["errors"] for r in runs),
         "server_cpu_ms": med("server_cpu_ms"),
+        "client_cpu_ms": med("client_cpu_ms"),
+        # requests a second the two sides' CPU allows on this many idle cores (nothing else running)
+        "cpu_bound_rps": (os.cpu_count() or 1) * 1000 / (med("server_cpu_ms") + med("client_cpu_ms")),
         **compute,
         "overhead_ms": med("server_cpu_ms") - compute["decision_mean_ms"] - compute["answer_mean_ms"],
         "load_average": os.getloadavg()[0],
@@ -277,11 +281,11 @@ def main() -> None:
         f"{args.runs} runs of {args.requests} requests; load average {summary['load_average']:.2f}, "
         f"{summary['cpus']} CPUs"
     )
-    print(f"{'run':>4} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'server CPU ms/req':>18}")
+    print(f"{'run':>4} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'server CPU ms/req':>18} {'client':>7}")
     for i, r in enumerate(runs, 1):
         print(
             f"{i:>4} {r['rps']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['errors']:>7} "
-            f"{r['server_cpu_ms']:>18.3f}"
+            f"{r['server_cpu_ms']:>18.3f} {r['client_cpu_ms']:>7.3f}"
         )
     print(
         f"median: {summary['rps']:.0f} req/s, p50 {summary['p50_ms']:.1f} ms, p99 {summary['p99_ms']:.1f} ms, "
@@ -296,6 +300,10 @@ def main() -> None:
         f"server CPU {summary['server_cpu_ms']:.3f} ms a request = decision {compute['decision_mean_ms']:.3f} + "
         f"answer dict {compute['answer_mean_ms']:.3f} + overhead {summary['overhead_ms']:.3f} ms (HTTP, "
         "validation, parsing the position, JSON, event loop)"
+    )
+    print(
+        f"the client's CPU {summary['client_cpu_ms']:.3f} ms a request; {summary['cpus']} idle cores would answer "
+        f"at most {summary['cpu_bound_rps']:.0f} req/s (CPU-bound, server and client together)"
     )
     for r in runs:
         if r["first_error"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -61,3 +62,27 @@ def live_server(
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+def stop(proc: subprocess.Popen[bytes], wait: float = 30) -> None:
+    """End a ``bgbot serve`` child: SIGTERM, then SIGKILL after ``wait`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+def next_board_action(state: dict) -> tuple[str, dict | None]:
+    """The person's next action in a web board game's ``state``: (route after the game's id, JSON body).
+
+    Rolls instead of doubling, takes bgbot's doubles, plays the first legal hop until the move is whole,
+    then commits it.
+    """
+    if state["phase"] == "move":
+        turn = state["turn"]
+        if turn["complete"]:
+            return "commit", None
+        return "hop", {"from": turn["targets"][0]["from"], "to": turn["targets"][0]["to"]}
+    return {"roll": "roll", "take": "take", "game_over": "next"}[state["phase"]], None

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from serve_helpers import free_port, live_server
+from serve_helpers import free_port, live_server, next_board_action, stop
 
 from bgbot.engine.api import Engine
 from bgbot.rules.dice import parse_dice
@@ -255,22 +255,12 @@ def test_bgbot_serve_with_two_workers_closes_slow_clients_and_shares_its_jobs_an
         for _ in range(40):
             if st["phase"] == "match_over":
                 break
-            if st["phase"] == "move":
-                t = st["turn"]
-                hop = None if t["complete"] else {"from": t["targets"][0]["from"], "to": t["targets"][0]["to"]}
-                path = "commit" if hop is None else "hop"
-            else:
-                hop, path = None, {"roll": "roll", "take": "take", "game_over": "next"}[st["phase"]]
-            r = httpx.post(f"{base}/v1/board/{st['id']}/{path}", json=hop, timeout=30)
+            path, body = next_board_action(st)
+            r = httpx.post(f"{base}/v1/board/{st['id']}/{path}", json=body, timeout=30)
             assert r.status_code == 200, r.text
             st = r.json()
         record = httpx.get(f"{base}/v1/board/{st['id']}/record", timeout=10)
         assert record.status_code == 200 and "1) " in record.text  # the moves played so far, in .mat
         assert httpx.get(f"{base}/v1/board/{st['id']}", timeout=10).json()["position_id"] == st["position_id"]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc)

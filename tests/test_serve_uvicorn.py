@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from serve_helpers import free_port, live_server
+from serve_helpers import free_port, live_server, stop
 
 from bgbot.cli.serve import default_workers
 from bgbot.engine.api import Engine
@@ -106,12 +106,7 @@ def test_bgbot_serve_command(tmp_path: object) -> None:
         r = httpx.post(f"http://127.0.0.1:{port}/v1/eval", json={"position": START, "ply": 3}, timeout=30)
         assert r.status_code == 400 and r.json()["error"]["field"] == "ply"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc, 20)
 
 
 def test_bgbot_serve_bad_options_are_one_line() -> None:

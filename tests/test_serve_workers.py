@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fastapi import HTTPException
 from fastapi.testclient import TestClient
+from serve_helpers import next_board_action
 from test_board_api import play_out
 
 from bgbot.cli.serve import default_workers
@@ -56,11 +57,7 @@ def test_a_match_in_the_shared_folder_is_the_match_in_memory(clients: tuple[Test
     for _ in range(400):
         if a["phase"] == "match_over":
             break
-        if a["phase"] == "move":
-            hop = a["turn"]["targets"][0] if not a["turn"]["complete"] else None
-            path, body = ("hop", {"from": hop["from"], "to": hop["to"]}) if hop else ("commit", None)
-        else:
-            path, body = {"roll": "roll", "take": "take", "game_over": "next"}[a["phase"]], None
+        path, body = next_board_action(a)
         a = memory.post(f"/v1/board/{a['id']}/{path}", json=body).json()
         b = shared.post(f"/v1/board/{b['id']}/{path}", json=body).json()
         assert _without_id(a) == _without_id(b)

@@ -152,13 +152,9 @@ class ServeConfig:
 
     def limits(self) -> dict[str, Any]:
         """The limits a client runs into, as ``/v1/health`` states them."""
+        plain = ("timeout", "queue", "max_ply", "max_body", "max_record_body", "header_timeout")
         return {
-            "timeout": self.timeout,
-            "queue": self.queue,
-            "max_ply": self.max_ply,
-            "max_body": self.max_body,
-            "max_record_body": self.max_record_body,
-            "header_timeout": self.header_timeout,
+            **{name: getattr(self, name) for name in plain},
             "rollout": {"max_trials": self.max_sync_trials, "timeout": self.rollout_timeout},
             "jobs": {
                 "max_jobs": self.max_jobs,
@@ -309,15 +305,7 @@ class Service:
         given = ("cube", "owner", "match", "score", "crawford", "jacoby")
         names = [n for n in given if getattr(body, n) is not None and getattr(body, n) is not False]
         with field(names[0] if len(names) == 1 else "cube/owner/match/score" if names else "position"):
-            return resolve_cube_state(
-                state,
-                cube=body.cube,
-                owner=body.owner,
-                match=body.match,
-                score=body.score,
-                crawford=body.crawford,
-                jacoby=body.jacoby,
-            )
+            return resolve_cube_state(state, **{n: getattr(body, n) for n in given})
 
     def check_match(self, cs: CubeState) -> CubeState:
         """``cs`` if the engine's match equity table covers it."""
