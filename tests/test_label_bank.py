@@ -30,8 +30,9 @@ from bgbot.labels.bank import (
 from bgbot.labels.generate import LabelSettings, generate, interest
 
 # small and quick: rollouts truncated after two plies, a handful of positions a shard
-FAST = LabelSettings(trials=36, truncate=2, luck=True, batch=4, pool=8, parallel=16)
-FAST_ARGS = ["--trials", "36", "--truncate", "2", "--batch", "4", "--pool", "8", "--nice", "0", "--quiet"]
+FAST = LabelSettings(trials=36, truncate=2, crashed_truncate=4, luck=True, batch=4, pool=8, parallel=16)
+FAST_ARGS = ["--trials", "36", "--truncate", "2", "--crashed-truncate", "4", "--batch", "4", "--pool", "8", "--nice",
+             "0", "--quiet"]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -300,3 +301,29 @@ def test_the_committed_bank_is_whole_and_its_labels_reproduce() -> None:
     assert newest["model_sha256"] in models, "no model in the repository made the newest shard"
     n, diff = verify(bank, bank / newest["file"], 3, model=models[newest["model_sha256"]])
     assert n == 3 and diff == 0.0
+
+
+def test_crashed_positions_are_rolled_out_with_their_own_truncation() -> None:
+    """A task's crashed rows are rolled out ``crashed_truncate`` plies, the rest ``truncate``; each part on the dice
+    its rows have among that part, so any prefix of a task labels the same."""
+    import dataclasses
+
+    from bgbot.engine.rollout import rollout_probs
+    from bgbot.engine.search import BearoffEvaluator
+    from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.models import load_model
+    from bgbot.labels.generate import _pack, _unpack, label_task, rollout_settings, sample_pool
+    from bgbot.rules.position import PositionClass, classify_boards
+
+    ev = BearoffEvaluator(NetEvaluator(load_model().net))
+    boards, _, _ = sample_pool(ev, dataclasses.replace(FAST, pool=300), np.random.default_rng(11))
+    crashed = classify_boards(boards) == PositionClass.CRASHED
+    assert crashed.any() and (~crashed).any()
+    rows = np.concatenate([np.flatnonzero(~crashed)[:3], np.flatnonzero(crashed)[:2]])
+    batch = boards[np.sort(rows)]
+    is_crashed = classify_boards(batch) == PositionClass.CRASHED
+    got = _unpack(label_task(ev, {"boards": _pack(batch), "settings": dataclasses.asdict(FAST)}, 77)["probs"])
+    for part, truncate in ((~is_crashed, FAST.truncate), (is_crashed, FAST.crashed_truncate)):
+        want = rollout_probs(ev, batch[part], rollout_settings(dataclasses.replace(FAST, truncate=truncate), 77),
+                             dice_per_row=True)
+        np.testing.assert_array_equal(got[part], want)

@@ -32,7 +32,8 @@ def default_bank() -> Path:
 def _settings(args: argparse.Namespace) -> object:
     from bgbot.labels.generate import LabelSettings
 
-    over = {k: getattr(args, k) for k in ("trials", "truncate", "batch", "pool") if getattr(args, k) is not None}
+    names = ("trials", "truncate", "crashed_truncate", "batch", "pool")
+    over = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.luck is not None:
         over["luck"] = args.luck
     return LabelSettings(**over)
@@ -107,6 +108,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--checkpoint", help="labelling model (default: the shipped model)")
     s.add_argument("--trials", type=count, help="rollout trials a position (a multiple of 36)")
     s.add_argument("--truncate", type=count, help="plies before the network values the leaf (0: to the end)")
+    s.add_argument("--crashed-truncate", type=count,
+                   help="the same for crashed positions (default 0: to the end; their network is the least sure)")
     s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None, help="luck adjustment")
     s.add_argument("--batch", type=count, help="positions a task")
     s.add_argument("--pool", type=count, help="positions sampled a shard (its most rows)")

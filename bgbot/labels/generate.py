@@ -70,6 +70,10 @@ class LabelSettings:
     # measured by benchmarks/label_cost.py (BENCHMARKS.md, "Label bank")
     trials: int = 36
     truncate: int = 7
+    # crashed positions are rolled out to the end: their network is the one furthest from rollouts
+    # (docs/calibration.png), and a crashed position stays crashed for many plies, so a truncated rollout would
+    # keep its bias; a shard made before this setting existed truncated them as the rest ("from_meta")
+    crashed_truncate: int = 0
     luck: bool = True
     batch: int = 32
     pool: int = 2048
@@ -80,7 +84,8 @@ class LabelSettings:
     parallel: int = 64
 
     def __post_init__(self) -> None:
-        for name, lo in (("trials", 36), ("truncate", 0), ("batch", 1), ("pool", 1), ("parallel", 2)):
+        for name, lo in (("trials", 36), ("truncate", 0), ("crashed_truncate", 0), ("batch", 1), ("pool", 1),
+                         ("parallel", 2)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"label {name} must be a whole number >= {lo}, got {quote_input(v)}")
@@ -94,6 +99,17 @@ class LabelSettings:
             raise ConfigError("label keep must be above 0 (no position would ever be kept)")
         if not isinstance(self.luck, bool):
             raise ConfigError(f"label luck must be True or False, got {quote_input(self.luck)}")
+
+
+def settings_from_meta(settings: dict[str, Any]) -> LabelSettings:
+    """The :class:`LabelSettings` a shard's manifest entry records (settings added since take their old meaning)."""
+    if not isinstance(settings, dict):
+        raise LabelBankError(f"a shard's settings are {quote_input(settings)}, not a table")
+    known = {f.name for f in dataclasses.fields(LabelSettings)}
+    unknown = set(settings) - known
+    if unknown:
+        raise LabelBankError(f"a shard's settings name {sorted(unknown)}, which this bgbot does not know")
+    return LabelSettings(**{"crashed_truncate": settings.get("truncate", 7), **settings})
 
 
 def batch_seed(seed: int, shard: int, batch: int) -> int:
@@ -289,13 +305,24 @@ def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, 
     and the CPU seconds it took.
     """
     from bgbot.engine.rollout import rollout_probs
+    from bgbot.rules.position import PositionClass, classify_boards
 
-    settings = LabelSettings(**payload["settings"])
+    settings = settings_from_meta(payload["settings"])
     boards = _unpack(payload["boards"]).astype(np.int8)
     t0 = time.process_time()
-    probs, se = rollout_probs(evaluator, boards, rollout_settings(settings, seed), dice_per_row=True, with_se=True)
-    return {"probs": _pack(np.asarray(probs, np.float32)), "se": _pack(np.asarray(se, np.float32)),
-            "cpu_seconds": time.process_time() - t0}
+    probs = np.zeros((len(boards), 5), dtype=np.float32)
+    se = np.zeros(len(boards), dtype=np.float32)
+    crashed = classify_boards(boards) == PositionClass.CRASHED
+    if settings.crashed_truncate == settings.truncate:
+        crashed[:] = False
+    # each part keeps its rows' order, so a row's dice (its place among its part's rows) are those of any prefix
+    for rows, truncate in ((~crashed, settings.truncate), (crashed, settings.crashed_truncate)):
+        if rows.any():
+            part = dataclasses.replace(settings, truncate=truncate)
+            p, e = rollout_probs(evaluator, boards[rows], rollout_settings(part, seed), dice_per_row=True,
+                                 with_se=True)
+            probs[rows], se[rows] = p, e
+    return {"probs": _pack(probs), "se": _pack(se), "cpu_seconds": time.process_time() - t0}
 
 
 # ---------------------------------------------------------------------------
@@ -436,7 +463,7 @@ def verify(bank: str | Path, shard_file: str | Path, first: int, *, model: str |
         made_by = str(meta.get("model_sha256"))[:16]
         raise LabelBankError(f"label shard {str(path)!r} was made by the model {made_by}..., "
                              f"not by {str(model or 'the shipped model')!r} ({blob.hash[:16]}...): give --model")
-    st = LabelSettings(**meta["settings"])
+    st = settings_from_meta(meta["settings"])
     n = min(first, len(arrays["position_id"]))
     evaluator = BearoffEvaluator(NetEvaluator(net))
     probs: list[NDArray[np.float32]] = []
