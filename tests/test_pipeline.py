@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def small_bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bank = tmp_path_factory.mktemp("bank")
-    generate(bank, 5.0, settings=LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=8, pool=48, parallel=16), seed=1,
+    quick = LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=8, pool=48, parallel=16)
+    generate(bank, 5.0, settings=quick, seed=1,
              max_shards=1, progress=False)
     return bank
 
@@ -78,7 +79,8 @@ def test_a_new_shard_reruns_the_fit(small_bank: Path, tmp_path: Path) -> None:
     cfg = _config(tmp_path, bank)
     cfg.write_text(cfg.read_text().replace("[gate]\ngames = 4\npositions = 2\n", ""))
     first = run_pipeline(cfg, progress=False)
-    generate(bank, 5.0, settings=LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=8, pool=16, parallel=16), seed=1,
+    quick = LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=8, pool=16, parallel=16)
+    generate(bank, 5.0, settings=quick, seed=1,
              max_shards=1, progress=False)
     second = run_pipeline(cfg, progress=False)
     assert second["fit"]["bank_positions"] == first["fit"]["bank_positions"] + 16
