@@ -77,7 +77,7 @@ import numbers
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -220,6 +220,10 @@ def cube_efficiency(*, contact: bool, pips_on_roll: int | None = None) -> float:
 # ---------------------------------------------------------------------------
 
 _Probs = tuple[float, float, float, float, float]
+#: five columns of per-row probabilities (:func:`_probs_cols`): the batched match functions' ``_Probs``
+_Cols = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+#: a figure of one position (float) or of many (per row): the match helpers serve both
+_F = TypeVar("_F", float, NDArray[np.float64])
 
 
 def _as_int(value: object, what: str) -> int:
@@ -615,6 +619,7 @@ class _Score:
     crawford: bool  # the current game is the Crawford game
     # me_after by points: one decision asks the same few table entries hundreds of times
     _after: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+    _levels: dict[int, tuple[_Level, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def post_crawford(self) -> bool:
@@ -633,16 +638,53 @@ class _Score:
         """MWC of player k (0 = me, 1 = opponent) after k wins (> 0) or loses (< 0) that many points."""
         return self.me_after(points) if k == 0 else 1.0 - self.me_after(-points)
 
+    def levels(self, cube: int) -> tuple[_Level, ...]:
+        """The cube levels gnubg's ``GetPoints`` walks at this score, from the highest one still alive for
+        both players down to ``cube``: ``(cube value, level above cube, the value each player's double
+        leads to, whether the doubled cube is dead for a player)``.  The value a double leads to is twice
+        the cube, or four times where the doubled cube is dead for the doubler only (the opponent's
+        automatic redouble)."""
+        got = self._levels.get(cube)
+        if got is None:
+            i, j = self.a - 1, self.b - 1
+            top, level_max = cube, 0
+            while i >= 2 * top and j >= 2 * top:
+                top *= 2
+                level_max += 1
+            walk = []
+            c, level = top, level_max
+            while c >= cube:
+                prime = (2 * c if i < 2 * c <= j else c, 2 * c if j < 2 * c <= i else c)
+                walk.append((c, level, prime, i < 2 * c or j < 2 * c))
+                c //= 2
+                level -= 1
+            got = self._levels[cube] = tuple(walk)
+        return got
 
-def _ratios(p: _Probs) -> tuple[tuple[float, float], tuple[float, float]]:
-    """((my gammon-only ratio, my backgammon ratio), (the same for the opponent)) among each side's wins."""
+
+#: one step of :meth:`_Score.levels`
+_Level = tuple[int, int, tuple[int, int], bool]
+
+
+def _ratios(p: _Probs | _Cols) -> tuple[tuple[_F, _F], tuple[_F, _F]]:
+    """((my gammon-only ratio, my backgammon ratio), (the same for the opponent)) among each side's wins.
+
+    Of one position (five floats) or per row (five columns, :func:`_probs_cols`); 0 where a side cannot win.
+    """
     win, wg, wbg, lg, lbg = p
+    if isinstance(win, np.ndarray):
+        lose = 1.0 - win
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return ((np.where(win > 0, (wg - wbg) / win, 0.0), np.where(win > 0, wbg / win, 0.0)),
+                    (np.where(win < 1, (lg - lbg) / lose, 0.0), np.where(win < 1, lbg / lose, 0.0)))
     mine = ((wg - wbg) / win, wbg / win) if win > 0 else (0.0, 0.0)
     theirs = ((lg - lbg) / (1.0 - win), lbg / (1.0 - win)) if win < 1 else (0.0, 0.0)
-    return mine, theirs
+    return mine, theirs  # type: ignore[return-value]
 
 
-def _expected(s: _Score, k: int, cube: int, ratios: tuple[float, float], *, win: bool) -> float:
+def _expected(s: _Score, k: int, cube: int, ratios: tuple[_F, _F], *, win: bool) -> _F:
+    """Player k's MWC when it wins (``win``) or loses at ``cube`` with these gammon and backgammon ratios
+    (floats, or per row)."""
     g, bg = ratios
     sign = 1 if win else -1
     return (
@@ -655,22 +697,13 @@ def _expected(s: _Score, k: int, cube: int, ratios: tuple[float, float], *, win:
 def _live_cash_points(p: _Probs, s: _Score, cube: int) -> tuple[float, float]:
     """Live-cube cash points (the doubler's P(win)) of me and of the opponent (gnubg's GetPoints)."""
     ratios = _ratios(p)
-    i, j = s.a - 1, s.b - 1
-    top, level_max = cube, 0
-    while i >= 2 * top and j >= 2 * top:
-        top *= 2
-        level_max += 1
     live: dict[tuple[int, int], float] = {}
-    c, level = top, level_max
-    while c >= cube:
-        # The opponent's automatic redouble when the doubled cube is dead for the doubler only.
-        prime = (2 * c if i < 2 * c <= j else c, 2 * c if j < 2 * c <= i else c)
+    for c, level, prime, dead_above in s.levels(cube):
         for k in (0, 1):
             rk, ro = ratios[k], ratios[1 - k]
-            if i < 2 * c or j < 2 * c:
-                pk = prime[k]
-                dtl = _expected(s, k, 2 * pk, ro, win=False)
-                dtw = _expected(s, k, 2 * pk, rk, win=True)
+            if dead_above:
+                dtl = _expected(s, k, 2 * prime[k], ro, win=False)
+                dtw = _expected(s, k, 2 * prime[k], rk, win=True)
                 dp = s.player_after(k, c)
                 cp = (dtl - dp) / (dtl - dtw) if dtl != dtw else 1.0
             else:
@@ -679,12 +712,11 @@ def _live_cash_points(p: _Probs, s: _Score, cube: int) -> tuple[float, float]:
                 dtw = _expected(s, k, 2 * c, rk, win=True)
                 cp = 1.0 - live[(1 - k, level + 1)] * (dp - dtw) / (rdp - dtw) if rdp != dtw else 1.0
             live[(k, level)] = cp
-        c //= 2
-        level -= 1
     return live[(0, 0)], live[(1, 0)]
 
 
-def _match_dead(p: _Probs, s: _Score, cube: int) -> float:
+def _match_dead(p: _Probs | _Cols, s: _Score, cube: int) -> _F:
+    """The dead-cube MWC: each result of the game weighed by my MWC after it (one position, or per row)."""
     win, wg, wbg, lg, lbg = p
     return (
         (win - wg) * s.me_after(cube)
@@ -696,19 +728,34 @@ def _match_dead(p: _Probs, s: _Score, cube: int) -> float:
     )
 
 
-def _match_cubeful(p: _Probs, s: _Score, cube: int, owner: str, x: float) -> float:
+def _match_cubeful(p: _Probs | _Cols, s: _Score, cube: int, owner: str, x: _F) -> _F:
+    """gnubg's cubeful MWC (``Cl2CfMatch``) when I do not double: the dead-cube MWC mixed with the live one.
+
+    Of one position (five floats, one ``x``), or per row (five columns and an ``x`` per row: the same
+    operations in the same order, so each row's figure is the one-position figure).
+    """
     dead = _match_dead(p, s, cube)
     if (s.a <= cube and s.b <= cube) or (s.a == 2 and s.b == 2) or s.crawford:
         return dead
-    cp_me, cp_opp = _live_cash_points(p, s, cube)
-    win = p[0]
+    rows = isinstance(p[0], np.ndarray)
+    cp_me, cp_opp = (_live_cash_points_rows if rows else _live_cash_points)(p, s, cube)  # type: ignore[operator]
     mine, theirs = _ratios(p)
-    cash = s.me_after(cube)
-    opp_cash = s.me_after(-cube)
+    cash, opp_cash = s.me_after(cube), s.me_after(-cube)
     win_all = _expected(s, 0, cube, mine, win=True)
     lose_all = _expected(s, 0, cube, theirs, win=False)
-    opp_tg = 1.0 - cp_opp  # below this P(win) the opponent is too good to double
-    tg = cp_me
+    live = (_live_mwc_rows if rows else _live_mwc)(  # type: ignore[operator]
+        p[0], owner, cash, opp_cash, win_all, lose_all, 1.0 - cp_opp, cp_me
+    )
+    return (1.0 - x) * dead + x * live
+
+
+def _live_mwc(
+    win: float, owner: str, cash: float, opp_cash: float, win_all: float, lose_all: float, opp_tg: float, tg: float
+) -> float:
+    """The live-cube MWC at P(win) ``win``: piecewise linear from losing all (``lose_all``, P(win) 0) through
+    the opponent's cash (``opp_cash``, at ``opp_tg``: below it the opponent is too good to double) and mine
+    (``cash``, at my cash point ``tg``: above it I am too good) to winning all (``win_all``, P(win) 1); the
+    cube's ``owner`` leaves out the other side's cash."""
     if owner == "center":
         if win <= opp_tg:
             live = lose_all + (opp_cash - lose_all) * win / opp_tg if opp_tg > 0 else lose_all
@@ -725,7 +772,7 @@ def _match_cubeful(p: _Probs, s: _Score, cube: int, owner: str, x: float) -> flo
         live = lose_all + (opp_cash - lose_all) * win / opp_tg if opp_tg > 0 else lose_all
     else:
         live = opp_cash + (win_all - opp_cash) * (win - opp_tg) / (1.0 - opp_tg)
-    return (1.0 - x) * dead + x * live
+    return live
 
 
 def _check_score(
@@ -990,9 +1037,6 @@ def _match_decision(
 # match play, many positions at once (ranking a roll's plays)
 # ---------------------------------------------------------------------------
 
-_Cols = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-
-
 def _probs_cols(probs: NDArray[np.floating]) -> _Cols:
     """:func:`_check_probs` of every row of ``(N, 5)`` probabilities, as five columns (the same clipping)."""
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
@@ -1011,86 +1055,33 @@ def _probs_cols(probs: NDArray[np.floating]) -> _Cols:
     return win, wg, wbg, lg, lbg
 
 
-def _ratios_v(p: _Cols) -> tuple[tuple[NDArray[np.float64], NDArray[np.float64]], ...]:
-    """:func:`_ratios` per row."""
-    win, wg, wbg, lg, lbg = p
-    lose = 1.0 - win
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mine = (np.where(win > 0, (wg - wbg) / win, 0.0), np.where(win > 0, wbg / win, 0.0))
-        theirs = (np.where(win < 1, (lg - lbg) / lose, 0.0), np.where(win < 1, lbg / lose, 0.0))
-    return mine, theirs
-
-
-def _expected_v(s: _Score, k: int, cube: int, ratios: tuple[NDArray[np.float64], NDArray[np.float64]], *,
-                win: bool) -> NDArray[np.float64]:
-    """:func:`_expected` per row (the same operations in the same order)."""
-    g, bg = ratios
-    sign = 1 if win else -1
-    return (
-        (1.0 - g - bg) * s.player_after(k, sign * cube)
-        + g * s.player_after(k, sign * 2 * cube)
-        + bg * s.player_after(k, sign * 3 * cube)
-    )
-
-
-def _live_cash_points_v(p: _Cols, s: _Score, cube: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`_live_cash_points` per row."""
-    ratios = _ratios_v(p)
-    i, j = s.a - 1, s.b - 1
-    top, level_max = cube, 0
-    while i >= 2 * top and j >= 2 * top:
-        top *= 2
-        level_max += 1
+def _live_cash_points_rows(p: _Cols, s: _Score, cube: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_live_cash_points` per row (the same operations in the same order, so the same figures)."""
+    ratios = _ratios(p)
     live: dict[tuple[int, int], NDArray[np.float64]] = {}
-    c, level = top, level_max
-    while c >= cube:
-        prime = (2 * c if i < 2 * c <= j else c, 2 * c if j < 2 * c <= i else c)
-        for k in (0, 1):
-            rk, ro = ratios[k], ratios[1 - k]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if i < 2 * c or j < 2 * c:
-                    pk = prime[k]
-                    dtl = _expected_v(s, k, 2 * pk, ro, win=False)
-                    dtw = _expected_v(s, k, 2 * pk, rk, win=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for c, level, prime, dead_above in s.levels(cube):
+            for k in (0, 1):
+                if dead_above:
+                    dtl = _expected(s, k, 2 * prime[k], ratios[1 - k], win=False)
+                    dtw = _expected(s, k, 2 * prime[k], ratios[k], win=True)
                     dp = s.player_after(k, c)
-                    cp = np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0)
+                    live[(k, level)] = np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0)
                 else:
                     rdp = s.player_after(k, -2 * c)
+                    dtw = _expected(s, k, 2 * c, ratios[k], win=True)
                     dp = s.player_after(k, c)
-                    dtw = _expected_v(s, k, 2 * c, rk, win=True)
-                    cp = np.where(rdp != dtw, 1.0 - live[(1 - k, level + 1)] * (dp - dtw) / (rdp - dtw), 1.0)
-            live[(k, level)] = cp
-        c //= 2
-        level -= 1
+                    live[(k, level)] = np.where(
+                        rdp != dtw, 1.0 - live[(1 - k, level + 1)] * (dp - dtw) / (rdp - dtw), 1.0
+                    )
     return live[(0, 0)], live[(1, 0)]
 
 
-def _match_dead_v(p: _Cols, s: _Score, cube: int) -> NDArray[np.float64]:
-    win, wg, wbg, lg, lbg = p
-    return (
-        (win - wg) * s.me_after(cube)
-        + (wg - wbg) * s.me_after(2 * cube)
-        + wbg * s.me_after(3 * cube)
-        + (1.0 - win - lg) * s.me_after(-cube)
-        + (lg - lbg) * s.me_after(-2 * cube)
-        + lbg * s.me_after(-3 * cube)
-    )
-
-
-def _match_cubeful_v(p: _Cols, s: _Score, cube: int, owner: str, x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """:func:`_match_cubeful` per row (each row its own cube efficiency ``x``)."""
-    dead = _match_dead_v(p, s, cube)
-    if (s.a <= cube and s.b <= cube) or (s.a == 2 and s.b == 2) or s.crawford:
-        return dead
-    cp_me, cp_opp = _live_cash_points_v(p, s, cube)
-    win = p[0]
-    mine, theirs = _ratios_v(p)
-    cash = s.me_after(cube)
-    opp_cash = s.me_after(-cube)
-    win_all = _expected_v(s, 0, cube, mine, win=True)
-    lose_all = _expected_v(s, 0, cube, theirs, win=False)
-    opp_tg = 1.0 - cp_opp
-    tg = cp_me
+def _live_mwc_rows(
+    win: NDArray[np.float64], owner: str, cash: float, opp_cash: float, win_all: NDArray[np.float64],
+    lose_all: NDArray[np.float64], opp_tg: NDArray[np.float64], tg: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`_live_mwc` per row (every piece computed for every row, each row's own kept)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         below_opp = np.where(opp_tg > 0, lose_all + (opp_cash - lose_all) * win / opp_tg, lose_all)
         above_me = np.where(tg < 1, cash + (win_all - cash) * (win - tg) / (1.0 - tg), win_all)
@@ -1103,7 +1094,7 @@ def _match_cubeful_v(p: _Cols, s: _Score, cube: int, owner: str, x: NDArray[np.f
         else:
             above_opp = opp_cash + (win_all - opp_cash) * (win - opp_tg) / (1.0 - opp_tg)
             live = np.where(win <= opp_tg, below_opp, above_opp)
-    return (1.0 - x) * dead + x * live
+    return live
 
 
 def match_optimal_values(
@@ -1137,10 +1128,10 @@ def match_optimal_values(
         def to_eq(mwc: NDArray[np.float64]) -> NDArray[np.float64]:
             return (2.0 * mwc - (mwc_win + mwc_lose)) / (mwc_win - mwc_lose)
 
-        nd = _match_cubeful_v(p, s, cube, owner, x)
+        nd = _match_cubeful(p, s, cube, owner, x)
         if s.crawford or owner == "opp" or cube >= MAX_CUBE:
             return to_eq(nd), nd
-        dt = _match_cubeful_v(p, s, 2 * cube, "opp", x)
+        dt = _match_cubeful(p, s, 2 * cube, "opp", x)
         if (s.a == 1 and s.b == 1) or (s.post_crawford and s.a == 1) or s.a <= cube:
             return to_eq(nd), nd
         e_opt = np.maximum(to_eq(nd), np.minimum(to_eq(dt), 1.0))
