@@ -12,7 +12,8 @@ an error).  Every answer is checked (HTTP 200, a JSON body with a non-empty ``mo
 
 In the same run, between the load runs, this process measures the **pure compute** of the same
 decisions: ``Engine.best_move(position, dice, ply=1, cube)`` of each request's position without HTTP
-(the shipped model, loaded here), median and mean, and the building of the answer's dict from it
+(the shipped model, loaded here): the median wall time, and the mean CPU time (which the machine's
+other processes do not inflate), and the CPU time of building the answer's dict from it
 (``move_answer``, the same JSON-ready dict the server sends).  The server's CPU time (its process and
 its worker processes, from ``/proc``) over a run, divided by the requests, is its CPU per request; that
 minus the mean decision and answer dict is the **overhead per request** (HTTP parsing, validation,
@@ -94,11 +95,11 @@ def start_server(port: int, extra: list[str]) -> subprocess.Popen[bytes]:
     raise SystemExit(f"{shlex.join(cmd)} did not start (is the serve extra installed?)")
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` and every descendant now alive (Linux ``/proc``)."""
+def tree_cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of process ``pid`` and every descendant now alive (Linux ``/proc``)."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
-    stats: dict[int, float] = {}
+    stats: dict[int, tuple[float, float]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -109,13 +110,15 @@ def tree_cpu_seconds(pid: int) -> float:
         fields = text[text.rindex(")") + 2 :].split()
         ppid = int(fields[1])
         children.setdefault(ppid, []).append(int(entry.name))
-        stats[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    total, todo = 0.0, [pid]
+        stats[int(entry.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
+    user = system = 0.0
+    todo = [pid]
     while todo:
         p = todo.pop()
-        total += stats.get(p, 0.0)
+        u, k = stats.get(p, (0.0, 0.0))
+        user, system = user + u, system + k
         todo.extend(children.get(p, []))
-    return total
+    return user, system
 
 
 def request_bytes(body: dict) -> bytes:
@@ -185,23 +188,26 @@ async def load(port: int, raws: list[bytes], clients: int, limit_s: float) -> di
 
 
 def pure_compute(engine: object, questions: list[tuple]) -> dict[str, float]:
-    """Milliseconds of ``engine.best_move(pos, dice, 1, cube)`` over ``questions``, in-process (median and
-    mean), and of building its JSON-ready answer (``move_answer``, what the server sends: mean)."""
+    """Milliseconds of ``engine.best_move(pos, dice, 1, cube)`` over ``questions``, in-process: the median
+    wall time, and the mean CPU time of this thread (what a loaded machine's other processes do not inflate,
+    comparable with the server's CPU time); and the mean CPU time of building its JSON-ready answer
+    (``move_answer``, the dict the server sends)."""
     from bgbot.engine.answers import move_answer
 
-    decisions, answers = [], []
+    walls, decisions, answers = [], [], []
     for pos, dice, cs in questions:
-        t0 = time.perf_counter()
+        w0, t0 = time.perf_counter(), time.thread_time()
         analysis = engine.best_move(pos, dice, 1, cs)  # type: ignore[attr-defined]
-        t1 = time.perf_counter()
+        w1, t1 = time.perf_counter(), time.thread_time()
         move_answer(engine, analysis)  # type: ignore[arg-type]
-        t2 = time.perf_counter()
+        t2 = time.thread_time()
+        walls.append(1000 * (w1 - w0))
         decisions.append(1000 * (t1 - t0))
         answers.append(1000 * (t2 - t1))
     return {
-        "decision_median_ms": statistics.median(decisions),
-        "decision_mean_ms": statistics.fmean(decisions),
-        "answer_mean_ms": statistics.fmean(answers),
+        "decision_median_ms": statistics.median(walls),
+        "decision_cpu_ms": statistics.fmean(decisions),
+        "answer_cpu_ms": statistics.fmean(answers),
     }
 
 
@@ -242,9 +248,12 @@ def main() -> None:
         asyncio.run(load(port, raws[:200], args.clients, args.run_limit))  # warm up every worker
         for _ in range(args.runs):
             computes.append(pure_compute(engine, questions))
-            cpu0, client0 = tree_cpu_seconds(proc.pid), time.process_time()
+            (user0, sys0), client0 = tree_cpu_seconds(proc.pid), time.process_time()
             run = asyncio.run(load(port, raws, args.clients, args.run_limit))
-            run["server_cpu_ms"] = 1000 * (tree_cpu_seconds(proc.pid) - cpu0) / max(run["requests"], 1)
+            user1, sys1 = tree_cpu_seconds(proc.pid)
+            n = max(run["requests"], 1)
+            run["server_cpu_ms"] = 1000 * (user1 - user0 + sys1 - sys0) / n
+            run["server_system_ms"] = 1000 * (sys1 - sys0) / n
             run["client_cpu_ms"] = 1000 * (time.process_time() - client0) / max(run["requests"], 1)
             runs.append(run)
         computes.append(pure_compute(engine, questions))
@@ -266,11 +275,12 @@ def main() -> None:
         "p99_ms": med("p99_ms"),
         "errors": sum(r["errors"] for r in runs),
         "server_cpu_ms": med("server_cpu_ms"),
+        "server_system_ms": med("server_system_ms"),
         "client_cpu_ms": med("client_cpu_ms"),
         # requests a second the two sides' CPU allows on this many idle cores (nothing else running)
         "cpu_bound_rps": (os.cpu_count() or 1) * 1000 / (med("server_cpu_ms") + med("client_cpu_ms")),
         **compute,
-        "overhead_ms": med("server_cpu_ms") - compute["decision_mean_ms"] - compute["answer_mean_ms"],
+        "overhead_ms": med("server_cpu_ms") - compute["decision_cpu_ms"] - compute["answer_cpu_ms"],
         "load_average": os.getloadavg()[0],
         "cpus": os.cpu_count(),
         "health": json.loads(health or b"{}"),
@@ -293,13 +303,14 @@ def main() -> None:
     )
     print(
         f"pure compute of the same decisions, same run: Engine.best_move median {compute['decision_median_ms']:.3f} "
-        f"ms, mean {compute['decision_mean_ms']:.3f} ms; its answer dict (move_answer) mean "
-        f"{compute['answer_mean_ms']:.3f} ms"
+        f"ms (wall), mean {compute['decision_cpu_ms']:.3f} ms CPU; its answer dict (move_answer) mean "
+        f"{compute['answer_cpu_ms']:.3f} ms CPU"
     )
     print(
-        f"server CPU {summary['server_cpu_ms']:.3f} ms a request = decision {compute['decision_mean_ms']:.3f} + "
-        f"answer dict {compute['answer_mean_ms']:.3f} + overhead {summary['overhead_ms']:.3f} ms (HTTP, "
-        "validation, parsing the position, JSON, event loop)"
+        f"server CPU {summary['server_cpu_ms']:.3f} ms a request = decision {compute['decision_cpu_ms']:.3f} + "
+        f"answer dict {compute['answer_cpu_ms']:.3f} + overhead {summary['overhead_ms']:.3f} ms (HTTP, "
+        f"validation, parsing the position, JSON, event loop; the kernel's part of the server's CPU, sockets "
+        f"included: {summary['server_system_ms']:.3f} ms)"
     )
     print(
         f"the client's CPU {summary['client_cpu_ms']:.3f} ms a request; {summary['cpus']} idle cores would answer "
