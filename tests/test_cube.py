@@ -19,6 +19,8 @@ from bgbot.engine.cube import (
     cubeful_equity,
     match_cube_decision,
     match_cubeful_mwc,
+    match_dead_mwcs,
+    match_optimal_values,
     money_cube_decision,
     race_cube_efficiency,
     take_point_money,
@@ -444,3 +446,26 @@ def test_bad_match_scores() -> None:
         match(p, match_length="7", away_me=3, away_opp=4)
     with pytest.raises(InvalidCubeError, match="MatchEquityTable"):
         match_cube_decision(p, met="kazaross-xg2", match_length=7, away_me=3, away_opp=4)  # type: ignore[arg-type]
+
+
+def test_the_cube_keywords_are_checked_like_python_checks_a_signature() -> None:
+    """The money and match functions take their cube and score as keywords (MoneyArgs, MatchArgs): a keyword
+    they do not take, or a missing required one, is a TypeError naming the function, as for any bad call."""
+    p = probs(0.6)
+    score = {"met": MET, "match_length": 7, "away_me": 3, "away_opp": 5}
+    with pytest.raises(TypeError, match=r"match_cube_decision\(\) missing .*away_opp"):
+        match_cube_decision(p, met=MET, match_length=7, away_me=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"match_cubeful_mwc\(\) got unexpected .*jacoby"):
+        match_cubeful_mwc(p, jacoby=True, **score)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"match_dead_mwcs\(\) got unexpected .*owner"):
+        match_dead_mwcs(np.array([p]), owner="me", **score)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"match_optimal_values\(\) got unexpected .*awaY_me"):
+        match_optimal_values(np.array([p]), np.array([0.68]), awaY_me=3, **score)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"money_cube_decision\(\) got unexpected .*crawford"):
+        money_cube_decision(p, crawford=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"cubeful_equity\(\) got unexpected .*met"):
+        cubeful_equity(p, met=MET)  # type: ignore[call-arg]
+    # the defaults are those the keywords document
+    assert match_cube_decision(p, **score) == match_cube_decision(p, cube_value=1, owner="center", crawford=False,
+                                                                  x=CONTACT_X, **score)
+    assert money_cube_decision(p) == money_cube_decision(p, cube_value=1, owner="center", x=CONTACT_X, jacoby=False)

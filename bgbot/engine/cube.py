@@ -75,9 +75,9 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -100,6 +100,9 @@ __all__ = [
     "Action",
     "CubeDecision",
     "InvalidCubeError",
+    "MatchArgs",
+    "MatchScoreArgs",
+    "MoneyArgs",
     "Owner",
     "cube_efficiencies",
     "cube_efficiency",
@@ -108,6 +111,7 @@ __all__ = [
     "match_cubeful_mwc",
     "match_dead_mwcs",
     "match_decision_from_mwcs",
+    "match_keywords",
     "money_cube_decision",
     "money_cube_values",
     "money_decision_from_equities",
@@ -349,25 +353,47 @@ def _money_cubeful(p: _Probs, owner: str, x: float, jacoby: bool) -> float:
     return (1.0 - x) * dead + x * _money_live(w, l_, win, owner, jac)
 
 
-def cubeful_equity(
-    probs: Sequence[float],
-    *,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    x: float = CONTACT_X,
-    jacoby: bool = False,
-) -> float:
+class MoneyArgs(TypedDict, total=False):
+    """The cube of a money cube question, as keywords of :func:`money_cube_decision` and
+    :func:`cubeful_equity`, from the side on roll: ``cube_value`` (default 1), ``owner`` (default
+    ``"center"``), the cube efficiency ``x`` (default :data:`CONTACT_X`) and ``jacoby`` (default False:
+    gammons count with the cube centred too)."""
+
+    cube_value: int
+    owner: Owner
+    x: float
+    jacoby: bool
+
+
+_MONEY_KEYS = MoneyArgs.__optional_keys__
+
+
+def _money_inputs(
+    probs: Sequence[float], money: Mapping[str, Any], what: str
+) -> tuple[_Probs, int, Owner, float, bool]:
+    """The checked ``(probs, cube value, owner, x, jacoby)`` of a money function (``InvalidCubeError`` quoting a
+    bad value; ``TypeError`` naming ``what`` for a keyword that is not :class:`MoneyArgs`', as Python's own)."""
+    if not _MONEY_KEYS.issuperset(money):
+        unknown = ", ".join(sorted(money.keys() - _MONEY_KEYS))
+        raise TypeError(f"{what}() got unexpected keyword argument(s): {unknown}")
+    p = _check_probs(probs)
+    owner = money.get("owner", "center")
+    cube = _check_cube(money.get("cube_value", 1), owner, match=False)
+    return p, cube, owner, _check_x(money.get("x", CONTACT_X)), bool(money.get("jacoby", False))
+
+
+def cubeful_equity(probs: Sequence[float], **money: Unpack[MoneyArgs]) -> float:
     """Money cubeful equity of the side on roll when it does not double now (Janowski).
 
     ``probs`` are the cubeless probabilities of the side on roll before its
-    roll; ``owner`` is seen from that side.  The result is normalised to the
-    current cube (multiply by ``cube_value`` for points).  Search can rank
-    moves with it: evaluate each resulting position from the opponent's view
-    (opponent on roll, owner swapped) and negate.
+    roll; the cube is ``money``'s (:class:`MoneyArgs`), ``owner`` seen from
+    that side.  The result is normalised to the current cube (multiply by
+    ``cube_value`` for points).  Search can rank moves with it: evaluate each
+    resulting position from the opponent's view (opponent on roll, owner
+    swapped) and negate.
     """
-    p = _check_probs(probs)
-    _check_cube(cube_value, owner, match=False)
-    return _money_cubeful(p, owner, _check_x(x), bool(jacoby))
+    p, _, owner, xv, jac = _money_inputs(probs, money, "cubeful_equity")
+    return _money_cubeful(p, owner, xv, jac)
 
 
 def _classify(nd: float, dt: float, dp: float, can_gammon: bool) -> Action:
@@ -430,26 +456,16 @@ def _money_take_point(p: _Probs, x: float) -> float:
     return (doubler_w - 0.5) / (doubler_l + doubler_w + 0.5 * x)
 
 
-def money_cube_decision(
-    probs: Sequence[float],
-    *,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    x: float = CONTACT_X,
-    jacoby: bool = False,
-) -> CubeDecision:
+def money_cube_decision(probs: Sequence[float], **money: Unpack[MoneyArgs]) -> CubeDecision:
     """Money-play cube decision of the side on roll, before it rolls (Janowski's model).
 
-    ``probs``: cubeless probabilities of the side on roll.  ``owner`` is seen
-    from the side on roll.  When the opponent owns the cube (or it is at its
-    64 face) doubling is impossible: the action is ``'no_double'``,
-    ``can_double`` False and the double/take and double/pass equities and
-    the take point ``None``.  Equities are normalised to the current cube.
+    ``probs``: cubeless probabilities of the side on roll; the cube is
+    ``money``'s (:class:`MoneyArgs`), ``owner`` seen from the side on roll.
+    When the opponent owns the cube (or it is at its 64 face) doubling is
+    impossible: the action is ``'no_double'``, ``can_double`` False and the
+    double/take and double/pass equities and the take point ``None``.  Equities are normalised to the current cube.
     """
-    p = _check_probs(probs)
-    cube = _check_cube(cube_value, owner, match=False)
-    xv = _check_x(x)
-    jac = bool(jacoby)
+    p, cube, owner, xv, jac = _money_inputs(probs, money, "money_cube_decision")
     nd = _money_cubeful(p, owner, xv, jac)
     dt = 2.0 * _money_cubeful(p, "opp", xv, False)
     return _money_decision(p, nd, dt, cube, owner, xv)
@@ -821,43 +837,80 @@ def _check_score(
 _SCORES: dict[tuple[int, int, int, bool], _Score] = {}
 
 
-def match_cubeful_mwc(
-    probs: Sequence[float],
-    *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    crawford: bool = False,
-    x: float = CONTACT_X,
-) -> float:
+class _MatchRequired(TypedDict):
+    met: MatchEquityTable
+    match_length: int
+    away_me: int
+    away_opp: int
+
+
+class MatchScoreArgs(_MatchRequired, total=False):
+    """The score of a match cube question, as keywords of the match functions, from the side on roll.
+
+    ``met`` (:class:`~bgbot.engine.met.MatchEquityTable`), ``match_length``, ``away_me`` and ``away_opp`` (the
+    points the side on roll and its opponent still need) are required; ``cube_value`` (default 1) and
+    ``crawford`` (default False: a game with a side 1-away is the Crawford game if True and a post-Crawford
+    game otherwise) are not.
+    """
+
+    cube_value: int
+    crawford: bool
+
+
+class MatchArgs(MatchScoreArgs, total=False):
+    """:class:`MatchScoreArgs` and the cube's ``owner`` (default ``"center"``), seen from the side on roll."""
+
+    owner: Owner
+
+
+_SCORE_KEYS = MatchScoreArgs.__required_keys__ | MatchScoreArgs.__optional_keys__
+_MATCH_KEYS = MatchArgs.__required_keys__ | MatchArgs.__optional_keys__
+
+
+def match_keywords(
+    match: Mapping[str, Any], what: str, keys: frozenset[str] = _MATCH_KEYS
+) -> tuple[MatchEquityTable, int, int, int, int, Owner, bool]:
+    """``match`` (:class:`MatchArgs`) as ``(met, match_length, away_me, away_opp, cube_value, owner, crawford)``,
+    the defaults filled in and nothing else checked.
+
+    A keyword that is not one of ``keys``, or a missing required one, is a ``TypeError`` naming the
+    function ``what``, as Python's own for a bad call.
+    """
+    if not keys.issuperset(match):
+        raise TypeError(f"{what}() got unexpected keyword argument(s): {', '.join(sorted(match.keys() - keys))}")
+    try:
+        return (match["met"], match["match_length"], match["away_me"], match["away_opp"], match.get("cube_value", 1),
+                match.get("owner", "center"), match.get("crawford", False))
+    except KeyError:
+        missing = ", ".join(sorted(MatchArgs.__required_keys__ - match.keys()))
+        raise TypeError(f"{what}() missing required keyword argument(s): {missing}") from None
+
+
+def _match_state(match: Mapping[str, Any], what: str) -> tuple[_Score, int, Owner]:
+    """The checked score, cube value and owner of a match function's keywords (``InvalidCubeError`` quoting
+    a bad value)."""
+    met, length, away_me, away_opp, cube_value, owner, crawford = match_keywords(match, what)
+    cube = _check_cube(cube_value, owner, match=True)
+    return _check_score(met, length, away_me, away_opp, bool(crawford), cube, owner), cube, owner
+
+
+def match_cubeful_mwc(probs: Sequence[float], *, x: float = CONTACT_X, **match: Unpack[MatchArgs]) -> float:
     """Cubeful match winning chance of the side on roll when it does not double now.
 
     ``probs`` are the cubeless probabilities of the side on roll before its
-    roll; ``away_me``/``away_opp`` the points the side on roll and its
-    opponent still need; ``owner`` is seen from the side on roll.  A game
-    with a side 1-away is the Crawford game if ``crawford`` is True and a
-    post-Crawford game otherwise.
+    roll; the score and cube are ``match``'s (:class:`MatchArgs`), from the
+    side on roll; ``x`` is the cube efficiency.
     """
-    p, s, cube, xv = _match_inputs(probs, met, match_length, away_me, away_opp, cube_value, owner, crawford, x)
+    p = _check_probs(probs)
+    s, cube, owner = _match_state(match, "match_cubeful_mwc")
+    xv = _check_x(x)
     try:
         return _match_cubeful(p, s, cube, owner, xv)
     except MetError as exc:
         raise InvalidCubeError(str(exc)) from None
 
 
-def match_dead_mwcs(
-    probs: NDArray[np.floating],
-    *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    crawford: bool = False,
-) -> NDArray[np.float64]:
+def match_dead_mwcs(probs: NDArray[np.floating], **score: Unpack[MatchScoreArgs]) -> NDArray[np.float64]:
     """Per row, the dead-cube match winning chance of ``(N, 5)`` probabilities, in one pass.
 
     Each row is the cubeless probabilities of the side on roll (the side
@@ -869,9 +922,10 @@ def match_dead_mwcs(
     of :func:`match_cubeful_mwc` ranks the candidates themselves).
     """
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    met, length, away_me, away_opp, cube_value, _, crawford = match_keywords(score, "match_dead_mwcs", _SCORE_KEYS)
     owned = "me" if cube_value != 1 else "center"  # who owns it does not matter with a dead cube
     cube = _check_cube(cube_value, owned, match=True)
-    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owned)
+    s = _check_score(met, length, away_me, away_opp, bool(crawford), cube, owned)
     try:
         w = [s.me_after(k * cube) for k in (1, 2, 3, -1, -2, -3)]
     except MetError as exc:
@@ -883,43 +937,16 @@ def match_dead_mwcs(
     )
 
 
-def _match_inputs(
-    probs: Sequence[float],
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int,
-    owner: Owner,
-    crawford: bool,
-    x: float,
-) -> tuple[_Probs, _Score, int, float]:
-    """The checked inputs of the match cube functions (``InvalidCubeError`` quoting a bad one)."""
-    p = _check_probs(probs)
-    cube = _check_cube(cube_value, owner, match=True)
-    return p, _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner), cube, _check_x(x)
-
-
 def match_cube_decision(
-    probs: Sequence[float],
-    *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    crawford: bool = False,
-    x: float = CONTACT_X,
-    with_take_point: bool = True,
+    probs: Sequence[float], *, x: float = CONTACT_X, with_take_point: bool = True, **match: Unpack[MatchArgs]
 ) -> CubeDecision:
     """Match-play cube decision of the side on roll, before it rolls (gnubg's ``Cl2CfMatch`` model).
 
-    ``probs``: cubeless probabilities of the side on roll; ``away_me`` /
-    ``away_opp``: points still needed by the side on roll and the opponent;
-    ``owner`` seen from the side on roll; ``crawford``: this is the Crawford
-    game (a game with a side 1-away that is not the Crawford game is
-    post-Crawford).  No double is possible in the Crawford game or against
+    ``probs``: cubeless probabilities of the side on roll; ``x``: the cube
+    efficiency; the score and cube are ``match``'s (:class:`MatchArgs`:
+    ``met``, ``match_length``, ``away_me`` / ``away_opp`` the points still
+    needed by the side on roll and the opponent, ``cube_value``, ``owner``
+    seen from the side on roll, ``crawford``).  No double is possible in the Crawford game or against
     the opponent's cube; a dead cube or the post-Crawford leader's cube gives
     ``'no_double'`` as well.  The MWCs of no double, double/take and
     double/pass are converted to equity by the linear map that sends "lose
@@ -928,7 +955,9 @@ def match_cube_decision(
     leaves ``take_point`` None and skips its search (about 40 evaluations of
     the model): checker play ranks by the optimal equity alone.
     """
-    p, s, cube, xv = _match_inputs(probs, met, match_length, away_me, away_opp, cube_value, owner, crawford, x)
+    p = _check_probs(probs)
+    s, cube, owner = _match_state(match, "match_cube_decision")
+    xv = _check_x(x)
     try:
         return _match_decision(p, s, cube, owner, xv, with_take_point=with_take_point)
     except MetError as exc:
@@ -940,15 +969,9 @@ def match_decision_from_mwcs(
     mwc_no_double: float,
     mwc_double_take: float | None,
     *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    crawford: bool = False,
     x: float = CONTACT_X,
     with_take_point: bool = True,
+    **match: Unpack[MatchArgs],
 ) -> CubeDecision:
     """The match cube decision of the side on roll from its no-double and double/take MWCs.
 
@@ -959,15 +982,13 @@ def match_decision_from_mwcs(
     probabilities), and the equities the same normalisation of the MWCs.
     ``mwc_double_take`` is ignored where no double is legal.
     """
-    static = match_cube_decision(probs, met=met, match_length=match_length, away_me=away_me, away_opp=away_opp,
-                                 cube_value=cube_value, owner=owner, crawford=crawford, x=x,
-                                 with_take_point=with_take_point)
+    static = match_cube_decision(probs, x=x, with_take_point=with_take_point, **match)
     values = [mwc_no_double] if static.equity_double_take is None else [mwc_no_double, mwc_double_take]
     for value in values:
         if not (isinstance(value, numbers.Real) and math.isfinite(value) and 0.0 <= value <= 1.0):
             raise InvalidCubeError(f"a match winning chance must be a number in [0, 1], got {value!r}")
-    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), int(cube_value), owner)
-    mwc_win, mwc_lose = s.me_after(int(cube_value)), s.me_after(-int(cube_value))
+    s, cube, _ = _match_state(match, "match_decision_from_mwcs")
+    mwc_win, mwc_lose = s.me_after(cube), s.me_after(-cube)
 
     def to_eq(mwc: float) -> float:
         return (2.0 * mwc - (mwc_win + mwc_lose)) / (mwc_win - mwc_lose)
@@ -1098,30 +1119,20 @@ def _live_mwc_rows(
 
 
 def match_optimal_values(
-    probs: NDArray[np.floating],
-    xs: NDArray[np.floating],
-    *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    crawford: bool = False,
+    probs: NDArray[np.floating], xs: NDArray[np.floating], **match: Unpack[MatchArgs]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The optimal cube action's (equity, MWC) of the side on roll for each row: :func:`match_cube_decision`'s
     ``equity_optimal`` and ``mwc_optimal`` for many positions at one score, in one pass (the same figures).
 
     ``probs`` ``(N, 5)`` are each position's cubeless probabilities of the side on roll (before its roll),
-    ``xs`` ``(N,)`` their cube efficiencies; the score and cube as :func:`match_cube_decision`'s, from the
+    ``xs`` ``(N,)`` their cube efficiencies; the score and cube ``match``'s (:class:`MatchArgs`), from the
     side on roll.  What ranking a roll's plays in a match needs (minus the opponent's optimum after each).
     """
     p = _probs_cols(probs)
     x = np.asarray(xs, dtype=np.float64).reshape(-1)
     if x.shape[0] != p[0].shape[0] or not (np.isfinite(x).all() and (x >= 0).all() and (x <= 1).all()):
         raise InvalidCubeError(f"cube efficiencies must be one number in [0, 1] per row, got {x.tolist()!r}")
-    cube = _check_cube(cube_value, owner, match=True)
-    s = _check_score(met, match_length, away_me, away_opp, bool(crawford), cube, owner)
+    s, cube, owner = _match_state(match, "match_optimal_values")
     try:
         mwc_win, mwc_lose = s.me_after(cube), s.me_after(-cube)
 

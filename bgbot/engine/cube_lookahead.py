@@ -26,11 +26,20 @@ Janowski's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.engine.cube import CONTACT_X, CubeDecision, cube_efficiencies, match_cube_decision, money_cube_values
+from bgbot.engine.cube import (
+    CONTACT_X,
+    CubeDecision,
+    MatchArgs,
+    cube_efficiencies,
+    match_cube_decision,
+    match_keywords,
+    money_cube_values,
+)
 from bgbot.engine.met import MatchEquityTable
 from bgbot.engine.search import MAX_EXPAND, Valuer, best_plays
 from bgbot.eval.bearoff import home_rows
@@ -155,19 +164,8 @@ _State = tuple[int, Owner]
 
 
 def match_cube_lookahead(
-    evaluator: Evaluator,
-    board: NDArray[np.int8],
-    depth: int,
-    *,
-    met: MatchEquityTable,
-    match_length: int,
-    away_me: int,
-    away_opp: int,
-    cube_value: int = 1,
-    owner: Owner = "center",
-    crawford: bool = False,
-    choose: tuple[Valuer, Valuer] | None = None,
-    x: float | None = None,
+    evaluator: Evaluator, board: NDArray[np.int8], depth: int, *, choose: tuple[Valuer, Valuer] | None = None,
+    x: float | None = None, **match: Unpack[MatchArgs],
 ) -> tuple[NDArray[np.float64], float, float | None]:
     """The match cubeful lookahead of one position ``board`` (side on roll's view, before its roll).
 
@@ -175,10 +173,12 @@ def match_cube_lookahead(
     ``depth``-roll tree makes its best cube action at the score (the Crawford game, dead and
     pointless cubes, the post-Crawford leader and the 64 cap as
     :func:`~bgbot.engine.cube.match_cube_decision` has them) and the leaves are the cube model's
-    cubeful MWCs.  Returns ``(probs, mwc_no_double, mwc_double_take)``: the averaged cubeless
-    probabilities and the side on roll's MWC without doubling and after doubling and being taken
-    (None where no double is legal).  Depth 0 is the cube model on the evaluator's probabilities.
+    cubeful MWCs; the score and cube are ``match``'s (:class:`~bgbot.engine.cube.MatchArgs`).
+    Returns ``(probs, mwc_no_double, mwc_double_take)``: the averaged cubeless probabilities and the
+    side on roll's MWC without doubling and after doubling and being taken (None where no double is
+    legal).  Depth 0 is the cube model on the evaluator's probabilities.
     """
+    met, match_length, away_me, away_opp, cube_value, owner, crawford = match_keywords(match, "match_cube_lookahead")
     game = _Game(evaluator, met, match_length, bool(crawford), x)
     root = np.ascontiguousarray(board, dtype=np.int8).reshape(1, 26)
     legal = game.flags((cube_value, owner), (away_me, away_opp))[0] is not None
