@@ -109,11 +109,14 @@ def test_bgbot_serve_command(tmp_path: object) -> None:
         stop(proc, 20)
 
 
-def test_bgbot_serve_bad_options_are_one_line() -> None:
+@pytest.mark.parametrize(
+    ("options", "quoted"), [(["--ply", "3", "--max-ply", "2"], "3"), (["--workers", "0"], "workers")]
+)
+def test_bgbot_serve_bad_options_are_one_line(options: list[str], quoted: str) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "bgbot.cli", "serve", "--ply", "3", "--max-ply", "2"],
+        [sys.executable, "-m", "bgbot.cli", "serve", *options],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "3" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and quoted in r.stderr
