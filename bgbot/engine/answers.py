@@ -12,6 +12,8 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from bgbot.engine.api import describe_action, probs_dict
 from bgbot.eval.evaluate import equity
 from bgbot.rules.matchstate import CubeState, MatchState
@@ -39,6 +41,28 @@ def rounded(value: Any, digits: int = FLOAT_DIGITS) -> Any:
     if isinstance(value, list | tuple):
         return [rounded(v, digits) for v in value]
     return value
+
+
+def rounded_array(values: Any, digits: int = FLOAT_DIGITS) -> list[Any]:
+    """The floats of an array (any shape) rounded as :func:`rounded` rounds each, as nested lists of floats.
+
+    The same values to the bit as ``round(x, digits)`` (a float that is not finite becomes None), in one
+    numpy pass: ``rint(x * 10**digits) / 10**digits`` is Python's correctly rounded result unless the
+    scaled value lies within a hair of a half (or is huge), and those few are rounded by Python.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    scale = 10.0**digits
+    finite = np.isfinite(a)
+    z = (a if finite.all() else np.where(finite, a, 0.0)) * scale
+    out = np.rint(z) / scale
+    # near a half, huge, or not finite: rounded by Python below
+    doubtful = (np.abs(z - np.floor(z) - 0.5) <= 1e-6) | (np.abs(z) >= 2.0**50) | ~finite
+    if not doubtful.any():
+        return out.tolist()  # type: ignore[no-any-return]
+    flat, src = out.ravel().tolist(), a.ravel().tolist()
+    for i in np.flatnonzero(doubtful.ravel()).tolist():
+        flat[i] = round(src[i], digits) if math.isfinite(src[i]) else None
+    return np.array(flat, dtype=object).reshape(a.shape).tolist()  # type: ignore[no-any-return]
 
 
 def finished(answer: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +108,9 @@ def resolve_cube_state(
 
 def move_answer(engine: Engine, analysis: Analysis) -> dict[str, Any]:
     """The ``move`` answer: the engine, the position's IDs, dice, ply and every legal play ranked (mover's view)."""
-    return finished({"engine": engine.describe(), **analysis.to_dict()})
+    # the same dict as finished({"engine": ..., **analysis.to_dict()}), rounded as it is built (it is most
+    # of what a 1-ply answer costs: ~20 moves of 8 floats each)
+    return {"schema": SCHEMA_VERSION, "engine": rounded(engine.describe()), **analysis.to_dict(FLOAT_DIGITS)}
 
 
 def eval_answer(engine: Engine, pos: Position, ply: int, probs: Any) -> dict[str, Any]:

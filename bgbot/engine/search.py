@@ -60,8 +60,8 @@ from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.moves import format_move, legal_moves
-from bgbot.rules.position import Position, positions_of_rows
+from bgbot.rules.moves import legal_moves, play_texts
+from bgbot.rules.position import Position, gnubg_position_ids, positions_of_rows
 
 if TYPE_CHECKING:
     from bgbot.eval.bearoff import BearoffDB
@@ -500,21 +500,35 @@ def search_chooser(evaluator: Evaluator, ply: int = 2, filters: Sequence[MoveFil
 
 
 class _MoveTexts:
-    """The steps of every result of one roll, found by :func:`~bgbot.rules.moves.legal_moves` on first use.
+    """The notation and steps of every result of one roll, worked out on first use.
 
-    Searching needs only the resulting positions; the notation costs more
-    than a 1-ply decision, so it is worked out only when someone reads it.
+    Searching needs only the resulting positions; naming the plays costs more
+    than a 1-ply decision, so the texts come from one compiled walk of the
+    roll (:func:`~bgbot.rules.moves.play_texts`) only when someone reads them,
+    and the steps (rarely asked for) from :func:`~bgbot.rules.moves.legal_moves`.
     """
 
     def __init__(self, pos: Position, dice: tuple[int, int]) -> None:
         self.pos = pos
         self.dice = dice
         self._steps: dict[Position, tuple[tuple[int, int, bool], ...]] | None = None
+        self._texts: dict[Position, str] | None = None
 
     def steps(self, result: Position) -> tuple[tuple[int, int, bool], ...]:
         if self._steps is None:
             self._steps = {m.result: m.steps for m in legal_moves(self.pos, self.dice)}
         return self._steps[result]
+
+    def texts(self) -> dict[Position, str]:
+        """Each result's play in standard notation, ``"cannot move"`` for the empty play."""
+        if self._texts is None:
+            texts = play_texts(self.pos, self.dice)
+            if len(texts) == 1:
+                (result, text), = texts.items()
+                if not text:
+                    texts = {result: NO_MOVE}
+            self._texts = texts
+        return self._texts
 
 
 @dataclass(frozen=True)
@@ -571,7 +585,7 @@ class Candidate:
     @cached_property
     def move(self) -> str:
         """The play in standard notation (``24/18 13/11``), or ``"cannot move"``."""
-        return format_move(self.steps) if self.steps else NO_MOVE
+        return self._texts.texts()[self.result]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (probabilities by name, result as a gnubg Position ID)."""
@@ -615,15 +629,47 @@ class Analysis:
     def __len__(self) -> int:
         return len(self.candidates)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the position's IDs, dice, ply and the ranked moves."""
+    def to_dict(self, digits: int | None = None) -> dict[str, Any]:
+        """A JSON-ready dict: the position's IDs, dice, ply and the ranked moves (mover's view).
+
+        With ``digits`` every float is rounded to that many decimals and a float that is not finite
+        is None, as :func:`bgbot.engine.answers.rounded` does to the whole dict (lists for tuples).
+        The move texts and the results' Position IDs of all candidates are worked out together.
+        """
+        cands = self.candidates
+        texts = [c.__dict__.get("move") or c._texts.texts()[c.result] for c in cands]
+        ids = gnubg_position_ids(np.array([c.result.board for c in cands], dtype=np.int8))
+        nan = math.nan
+        rows = [(c.equity, c.cubeless_equity, nan if c.mwc is None else c.mwc, c.diff, *c.probs) for c in cands]
+        if digits is None:
+            figures = [list(row) for row in rows]
+            for row, c in zip(figures, cands, strict=True):
+                row[2] = c.mwc
+        else:
+            from bgbot.engine.answers import rounded_array
+
+            figures = rounded_array(rows, digits)  # mwc None was nan: None after rounding, as rounded() leaves it
+        moves = []
+        for i, (c, (eq, cubeless, mwc, diff, w, wg, wbg, lg, lbg)) in enumerate(zip(cands, figures, strict=True)):
+            moves.append({
+                "rank": i + 1,
+                "move": texts[i],
+                "result": ids[i],
+                "equity": eq,
+                "cubeless_equity": cubeless,
+                "mwc": mwc,
+                "diff": diff,
+                "ply": c.ply,
+                "probs": {"win": w, "win_gammon": wg, "win_backgammon": wbg, "lose_gammon": lg,
+                          "lose_backgammon": lbg},
+            })  # fmt: skip
         return {
             "position": self.position.gnubg_id(),
             "xgid": format_xgid(self.position, self.state, dice=self.dice),
             "dice": list(self.dice),
             "ply": self.ply,
             "equity_kind": self.kind,
-            "moves": [{"rank": i, **c.to_dict()} for i, c in enumerate(self.candidates, 1)],
+            "moves": moves,
         }
 
     def table(self, limit: int | None = None) -> str:

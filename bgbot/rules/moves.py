@@ -17,6 +17,7 @@ import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bgbot.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, InvalidPositionError, quote_input
 from bgbot.rules.dice import parse_dice
@@ -89,6 +90,96 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
     if not isinstance(pos, Position):
         raise InvalidPositionError(f"legal_moves needs a Position, got {pos!r}")
     d1, d2 = parse_dice(dice)
+    kernel = _kernel()
+    if kernel is not None:
+        return _legal_moves_compiled(kernel, pos, d1, d2)
+    return _legal_moves_walk(pos, d1, d2)
+
+
+def _kernel() -> Callable[..., tuple[Any, Any, Any]] | None:
+    """The compiled walk (:func:`bgbot.rules.movesteps.play_steps`) once this process runs compiled kernels, else None.
+
+    Asked only after a kernel module has fixed the mode (:mod:`bgbot.jit`): a one-position command that
+    runs its kernels as plain Python must not be switched to compiling them by naming a play.
+    """
+    global _PLAY_STEPS
+    if _PLAY_STEPS is None:
+        from bgbot import jit
+
+        if not (jit._used and jit.COMPILED):
+            return None
+        from bgbot.rules.movesteps import play_steps
+
+        _PLAY_STEPS = play_steps
+    return _PLAY_STEPS
+
+
+_PLAY_STEPS: Callable[..., tuple[Any, Any, Any]] | None = None
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _make_move(steps: tuple[Step, ...], result: Position) -> Move:
+    """A :class:`Move` made by filling its ``__dict__`` at once (the frozen ``__init__`` sets field by field)."""
+    m = _new(Move)
+    _setattr(m, "__dict__", {"steps": steps, "result": result})
+    return m
+
+
+def _sort_key(m: Move) -> list[int]:
+    return [-s[0] for s in m.steps]
+
+
+def _legal_moves_compiled(
+    kernel: Callable[..., tuple[Any, Any, Any]], pos: Position, d1: int, d2: int
+) -> list[Move]:
+    """:func:`legal_moves` from the compiled walk: the same plays, steps and order."""
+    import numpy as np
+
+    from bgbot.rules.position import positions_of_rows
+
+    finals, steps, counts = kernel(np.array(pos.board, dtype=np.int8), d1, d2)
+    n_steps = counts.tolist()
+    if n_steps[0] == 0:
+        return [_make_move((), pos.swap())]
+    results = positions_of_rows(np.ascontiguousarray(finals[:, ::-1] * np.int8(-1)))  # the opponent's view
+    moves = [
+        _make_move(tuple([(a, b, h == 1) for a, b, h in rows[:k]]), r)
+        for rows, k, r in zip(steps.tolist(), n_steps, results, strict=True)
+    ]
+    moves.sort(key=_sort_key)
+    return moves
+
+
+def play_texts(pos: Position, dice: object) -> dict[Position, str]:
+    """The notation of every legal play of ``dice`` in ``pos``, by its result: what :attr:`Move.text` says.
+
+    ``pos`` is from the side on roll's view, the results (the keys) from the
+    opponent's view; the empty play is ``""``.  The same texts as
+    ``{m.result: m.text for m in legal_moves(pos, dice)}``, without making the
+    :class:`Move` objects when the compiled walk is in use.
+    """
+    if not isinstance(pos, Position):
+        raise InvalidPositionError(f"play_texts needs a Position, got {pos!r}")
+    d1, d2 = parse_dice(dice)
+    kernel = _kernel()
+    if kernel is None:
+        return {m.result: m.text for m in _legal_moves_walk(pos, d1, d2)}
+    import numpy as np
+
+    from bgbot.rules.position import positions_of_rows
+
+    finals, steps, counts = kernel(np.array(pos.board, dtype=np.int8), d1, d2)
+    n_steps = counts.tolist()
+    if n_steps[0] == 0:
+        return {pos.swap(): ""}
+    results = positions_of_rows(np.ascontiguousarray(finals[:, ::-1] * np.int8(-1)))
+    fmt = format_move
+    return {r: fmt(rows[:k]) for rows, k, r in zip(steps.tolist(), n_steps, results, strict=True)}
+
+
+def _legal_moves_walk(pos: Position, d1: int, d2: int) -> list[Move]:
+    """:func:`legal_moves` as a plain-Python walk: the statement of the rule the compiled walk follows."""
     orders = [[d1] * 4] if d1 == d2 else [[d1, d2], [d2, d1]]
     # result -> (steps, dice used); the first sequence found for a result is kept
     found: dict[tuple[int, ...], tuple[tuple[Step, ...], tuple[int, ...]]] = {}
@@ -125,12 +216,11 @@ def legal_moves(pos: Position, dice: object) -> list[Move]:
     return moves
 
 
-
-
+_POINT_TEXT = ("off", *map(str, range(1, 25)), "bar")  # a point's name by its number (0 = off, 25 = bar)
 
 
 def _point_text(p: int) -> str:
-    return "bar" if p == 25 else "off" if p == 0 else str(p)
+    return _POINT_TEXT[p] if 0 <= p <= 25 else str(p)
 
 
 def format_move(steps: Iterable[Step]) -> str:
@@ -145,30 +235,64 @@ def format_move(steps: Iterable[Step]) -> str:
     >>> format_move([(25, 22, True), (13, 7, False)])
     'bar/22* 13/7'
     """
-    chains: list[list[int]] = []
-    hits: list[set[int]] = []
+    if isinstance(steps, list | tuple) and len(steps) == 2:
+        (s1, e1, h1), (s2, e2, h2) = steps  # the usual play: two dice, written without the loops below
+        name = _point_text
+        if s2 == e1:  # one checker moving on
+            return name(s1) + ("/" + name(e1) + "*/" if h1 else "/") + name(e2) + ("*" if h2 else "")
+        if s1 == s2 and e1 == e2:
+            return name(s1) + "/" + name(e1) + ("*(2)" if h1 or h2 else "(2)")
+        a = name(s1) + "/" + name(e1) + ("*" if h1 else "")
+        b = name(s2) + "/" + name(e2) + ("*" if h2 else "")
+        return f"{a} {b}" if (s1, e1) > (s2, e2) else f"{b} {a}"
+    # one chain per checker: a step from where a chain ends (the latest such chain) moves that checker on
+    starts: list[int] = []
+    ends: list[int] = []
+    mids: list[tuple[int, ...]] = []  # the points a chain passed through where it hit: they stay in its path
+    end_hit: list[bool] = []
     for src, dst, hit in steps:
-        for k in range(len(chains) - 1, -1, -1):
-            if chains[k][-1] == src:
-                chains[k].append(dst)
-                break
+        k = len(ends) - 1
+        while k >= 0 and ends[k] != src:
+            k -= 1
+        if k < 0:
+            starts.append(src)
+            ends.append(dst)
+            mids.append(())
+            end_hit.append(bool(hit))
         else:
-            k = len(chains)
-            chains.append([src, dst])
-            hits.append(set())
-        if hit:
-            hits[k].add(dst)
-    counts: dict[tuple[int, ...], int] = {}
-    marked: dict[tuple[int, ...], set[int]] = {}
-    for chain, hit_set in zip(chains, hits, strict=True):
-        path = (chain[0], *(p for p in chain[1:-1] if p in hit_set), chain[-1])
-        counts[path] = counts.get(path, 0) + 1
-        marked.setdefault(path, set()).update(hit_set)
+            if end_hit[k]:
+                mids[k] = (*mids[k], src)
+            ends[k] = dst
+            end_hit[k] = bool(hit)
+    if len(starts) == 1:
+        return _path_text(starts[0], mids[0], ends[0], end_hit[0])
+    # identical paths are grouped; a point is marked when any of them hit there
+    counts: dict[tuple[int, ...], list[int]] = {}
+    for i, start in enumerate(starts):
+        path = (start, *mids[i], ends[i])
+        seen = counts.get(path)
+        if seen is None:
+            counts[path] = [1, end_hit[i]]
+        else:
+            seen[0] += 1
+            seen[1] |= end_hit[i]
     parts = []
-    for path in sorted(counts, key=lambda p: (-p[0], -p[-1])):
-        text = "/".join(_point_text(p) + ("*" if i and p in marked[path] else "") for i, p in enumerate(path))
-        parts.append(text + (f"({counts[path]})" if counts[path] > 1 else ""))
+    for path in sorted(counts, key=_path_order):
+        n, hit_end = counts[path]
+        text = _path_text(path[0], path[1:-1], path[-1], bool(hit_end))
+        parts.append(f"{text}({n})" if n > 1 else text)
     return " ".join(parts)
+
+
+def _path_order(path: tuple[int, ...]) -> tuple[int, int]:
+    return -path[0], -path[-1]
+
+
+def _path_text(start: int, mids: tuple[int, ...], end: int, hit_end: bool) -> str:
+    """One checker's path: ``13/5``, with the points it hit on the way (``13/7*/5``) and at the end (``6/2*``)."""
+    name = _point_text
+    head = name(start) + "/" + "".join([name(m) + "*/" for m in mids]) if mids else name(start) + "/"
+    return head + name(end) + ("*" if hit_end else "")
 
 
 _POINT = r"(?:bar|b|off|o|[0-9]{1,3})"
