@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +99,16 @@ NO_MOVE = "cannot move"
 _new = object.__new__
 _setattr = object.__setattr__
 _NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+def _pack_boards(n: int, *counts: int) -> bytes:
+    """``n`` boards' 26 counts each, flattened, as int8 bytes."""
+    return _board_struct(n).pack(*counts)
+
+
+@cache
+def _board_struct(n: int) -> struct.Struct:
+    return struct.Struct(f"{26 * n}b")
 
 
 @dataclass(frozen=True)
@@ -638,7 +650,9 @@ class Analysis:
         """
         cands = self.candidates
         texts = [c.__dict__.get("move") or c._texts.texts()[c.result] for c in cands]
-        ids = gnubg_position_ids(np.array([c.result.board for c in cands], dtype=np.int8))
+        n = len(cands)
+        boards = np.frombuffer(_pack_boards(n, *chain.from_iterable([c.result.board for c in cands])), dtype=np.int8)
+        ids = gnubg_position_ids(boards.reshape(n, 26))
         nan = math.nan
         rows = [(c.equity, c.cubeless_equity, nan if c.mwc is None else c.mwc, c.diff, *c.probs) for c in cands]
         if digits is None:
@@ -648,7 +662,8 @@ class Analysis:
         else:
             from bgbot.engine.answers import rounded_array
 
-            figures = rounded_array(rows, digits)  # mwc None was nan: None after rounding, as rounded() leaves it
+            table = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=9 * n).reshape(n, 9)
+            figures = rounded_array(table, digits)  # mwc None was nan: None after rounding, as rounded() leaves it
         moves = []
         for i, (c, (eq, cubeless, mwc, diff, w, wg, wbg, lg, lbg)) in enumerate(zip(cands, figures, strict=True)):
             moves.append({

@@ -205,16 +205,30 @@ class MatchState:
         play; ``turn`` is derived again; resignations and the game state are
         those of a game in play.
         """
+        who = self.on_roll if on_roll is None else on_roll
+        jac = self.jacoby if jacoby is None else jacoby
+        if (
+            type(who) is int and who in (0, 1) and type(doubled) is bool and type(jac) is bool
+            and (dice is None or (type(dice) is tuple and len(dice) == 2
+                                  and all(type(d) is int and 1 <= d <= 6 for d in dice)))
+            and (not self.match_length or max(self.score) < self.match_length)
+            and (not doubled or (dice is None and not self.crawford and self.cube_owner != 1 - who))
+        ):  # fmt: skip
+            # this state was validated, and the fields that change are plain and fit it: what
+            # MatchState(...) below would build, without checking everything again (the engine makes
+            # several of these a decision)
+            return _trusted_state(self.match_length, self.score, self.cube_value, self.cube_owner, who,
+                                  1 - who if doubled else who, doubled, dice, self.crawford, jac)
         return MatchState(
             match_length=self.match_length,
             score=self.score,
             cube_value=self.cube_value,
             cube_owner=self.cube_owner,
-            on_roll=self.on_roll if on_roll is None else on_roll,
+            on_roll=who,
             doubled=doubled,
             dice=dice,
             crawford=self.crawford,
-            jacoby=self.jacoby if jacoby is None else jacoby,
+            jacoby=jac,
         )
 
     @property
@@ -229,6 +243,29 @@ class MatchState:
         if self.cube_owner == -1:
             return "center"
         return "me" if self.cube_owner == self.on_roll else "opp"
+
+
+def _trusted_state(
+    match_length: int,
+    score: tuple[int, int],
+    cube_value: int,
+    cube_owner: int,
+    on_roll: int,
+    turn: int,
+    doubled: bool,
+    dice: tuple[int, int] | None,
+    crawford: bool,
+    jacoby: bool,
+) -> MatchState:
+    """A :class:`MatchState` of a game in play from fields known to be valid together (no checks): the
+    copies the engine derives from a validated state.  The other fields take their defaults."""
+    state = object.__new__(MatchState)
+    object.__setattr__(state, "__dict__", {
+        "match_length": match_length, "score": score, "cube_value": cube_value, "cube_owner": cube_owner,
+        "on_roll": on_roll, "turn": turn, "doubled": doubled, "dice": dice, "crawford": crawford,
+        "jacoby": jacoby, "game_state": GAME_PLAYING, "resign": 0, "max_cube": 1024, "beaver": False,
+    })  # fmt: skip
+    return state
 
 
 def crawford_game(match_length: int, score: tuple[int, int], crawford_played: bool) -> bool:
@@ -385,6 +422,9 @@ def _check_cube_state(
     return value, own, length, (me, opp), crawford, False
 
 
+_OWNER_PLAYER = {"center": -1, "me": 0, "opp": 1}  # a CubeState's owner as a MatchState's (side on roll = 0)
+
+
 @dataclass(frozen=True)
 class CubeState:
     """The cube and score **seen from the side on roll**: what a cube decision or a checker play depends on.
@@ -428,11 +468,14 @@ class CubeState:
 
     def match_state(self, dice: tuple[int, int] | None = None) -> MatchState:
         """This situation as a :class:`MatchState` with the side on roll as player 0 (what an XGID carries)."""
+        if dice is None:  # a valid cube situation is a valid state in play: nothing to check again
+            return _trusted_state(self.match, self.score, self.cube, _OWNER_PLAYER[self.owner], 0, 0, False, None,
+                                  self.crawford, self.jacoby)
         return MatchState(
             match_length=self.match,
             score=self.score,
             cube_value=self.cube,
-            cube_owner={"center": -1, "me": 0, "opp": 1}[self.owner],
+            cube_owner=_OWNER_PLAYER[self.owner],
             on_roll=0,
             dice=dice,
             crawford=self.crawford,
