@@ -39,6 +39,10 @@ def compile_movegen() -> None:
     successors_batch(boards, (6, 6))
     successors_batch(boards, np.array([[3, 1], [5, 2]], dtype=np.int64))
     successors(start, (4, 2))
+    from bgbot.rules.moves import play_texts
+
+    play_texts(start, (4, 2))  # the compiled walk that names plays (analyses and answers)
+    play_texts(start, (6, 6))
 
 
 def _steps(child: subprocess.Popen[bytes] | None) -> list[tuple[str, Callable[[], object]]]:
