@@ -141,16 +141,16 @@ def load_calibration(path: str | Path) -> Calibration:
     try:
         data = json.loads(p.read_text())
     except FileNotFoundError:
-        raise CalibrationError(f"calibration file {quote_input(str(p))} does not exist") from None
+        raise CalibrationError(f"calibration file {str(p)!r} does not exist") from None
     except (OSError, ValueError) as e:
-        raise CalibrationError(f"cannot read calibration file {quote_input(str(p))}: {e}") from None
+        raise CalibrationError(f"cannot read calibration file {str(p)!r}: {e}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("maps"), dict):
-        raise CalibrationError(f"{quote_input(str(p))} is not a {FORMAT} file")
+        raise CalibrationError(f"{str(p)!r} is not a {FORMAT} file")
     try:
         maps = {str(c): {str(o): (float(ab[0]), float(ab[1])) for o, ab in outs.items()}
                 for c, outs in data["maps"].items()}
     except (AttributeError, TypeError, ValueError, IndexError, KeyError):
-        raise CalibrationError(f"{quote_input(str(p))} has a malformed 'maps' entry") from None
+        raise CalibrationError(f"{str(p)!r} has a malformed 'maps' entry") from None
     return Calibration(maps, data.get("provenance", {}))
 
 
