@@ -25,6 +25,7 @@ from bgbot.eval.encoding import encode, fill_inputs
 from bgbot.eval.inference import CLASS_NETS, Compiled, NumpyNet, forward_tail, hidden_width
 from bgbot.jit import board_dtype, njit
 from bgbot.rules.classes import class_of, classify_rows
+from bgbot.rules.movegen import same_rows
 
 if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the rules stay light
     from bgbot.eval.nets import ValueNet
@@ -170,29 +171,31 @@ def _first_layer(
 
 
 # numba's on-disk cache keys a function to its own file only: after changing a compiled function this one
-# calls in encoding.py, features.py or inference.py during development, touch this file (or delete its
-# __pycache__) so that the cached _net_probs is rebuilt.  (An install or upgrade replaces every file.)
+# calls in encoding.py, features.py or inference.py (or movegen.same_rows, which unique_rows inlines) during
+# development, touch this file (or delete its __pycache__) so that the cached kernels are rebuilt.  (An install
+# or upgrade replaces every file.)
 @njit(cache=True)
 def _net_probs(
     boards: NDArray[np.int8],
     version: int,
-    route: NDArray[np.int8],
+    route: NDArray[np.int8] | None,
     rows0: NDArray[np.float32], net0: Compiled,
-    rows1: NDArray[np.float32], net1: Compiled,
-    rows2: NDArray[np.float32], net2: Compiled,
+    rows1: NDArray[np.float32] | None, net1: Compiled | None,
+    rows2: NDArray[np.float32] | None, net2: Compiled | None,
     out: NDArray[np.float32],
 ) -> None:
     """:meth:`NetEvaluator.__call__` for numpy networks, compiled: ``out`` ``(N, 5)``, each row's side on roll.
 
     Up to three networks sharing one encoding (``rows*``: each one's :func:`_point_rows`): each row is answered
     by network ``route[class_of(row)]`` (0 main, 1 and 2 the class networks; an absent one is given as the
-    main).  A route of zeros answers every row with ``net0`` without classifying the rows.
+    main).  ``route=None`` answers every row with ``net0`` without classifying the rows (the others may be
+    None then): numba compiles that case on its own, without the branches of the other networks.
     """
     n = boards.shape[0]
-    routed = False
-    for c in range(route.shape[0]):
-        routed = routed or route[c] != 0
-    width = max(hidden_width(net0[0]), hidden_width(net1[0]), hidden_width(net2[0]))
+    if route is None:
+        width = hidden_width(net0[0])
+    else:
+        width = max(hidden_width(net0[0]), hidden_width(net1[0]), hidden_width(net2[0]))
     h_a = np.empty(width, dtype=np.float32)
     h_b = np.empty(width, dtype=np.float32)
     x = np.empty((_BLOCK, net0[0][0].shape[0]), dtype=np.float32)
@@ -207,13 +210,16 @@ def _net_probs(
             if done[r]:
                 continue
             o = out[start + r]
-            k = route[class_of(blk[r])] if routed else 0
-            if k == 0:
+            if route is None:
                 _forward(xb[r], rows0, net0, h_a, h_b, o)
-            elif k == 1:
-                _forward(xb[r], rows1, net1, h_a, h_b, o)
             else:
-                _forward(xb[r], rows2, net2, h_a, h_b, o)
+                k = route[class_of(blk[r])]
+                if k == 0:
+                    _forward(xb[r], rows0, net0, h_a, h_b, o)
+                elif k == 1:
+                    _forward(xb[r], rows1, net1, h_a, h_b, o)
+                else:
+                    _forward(xb[r], rows2, net2, h_a, h_b, o)
             _consistent(o)
 
 
@@ -243,14 +249,13 @@ def _consistent(o: NDArray[np.float32]) -> None:
     o[4] = min(o[4], o[3])
 
 
-_ONE_NETWORK = np.zeros(5, dtype=np.int8)  # the route that answers every class with the first network
-
-
-def _kernel_nets(
-    route: NDArray[np.int8], nets: list[tuple[Compiled, NDArray[np.float32]]]
-) -> tuple[object, ...]:
-    """:func:`_net_probs`' arguments after ``version``: ``route`` and 1 to 3 ``(network, point rows)``
-    pairs, the missing ones given as the first (``route`` never sends a row to them)."""
+def _kernel_nets(route: NDArray[np.int8], nets: list[tuple[Compiled, NDArray[np.float32]]]) -> tuple[object, ...]:
+    """:func:`_net_probs`' arguments after ``version`` for 1 to 3 ``(network, point rows)`` routed by ``route``:
+    one network is answered without a route; missing class networks are given as the first (``route`` never
+    sends a row to them)."""
+    if len(nets) == 1:
+        (net, rows), = nets
+        return (None, rows, net, None, None, None, None)
     three = [*nets, *[nets[0]] * (3 - len(nets))]
     return (route, *(a for net, rows in three for a in (rows, net)))
 
@@ -329,7 +334,7 @@ class NetEvaluator:
                 _net_probs(boards, self.version, *self._fused, out)
                 return out
             for i, sel in self._groups(boards):
-                one = _kernel_nets(_ONE_NETWORK, self._compiled[i : i + 1])
+                one = _kernel_nets(self._route, self._compiled[i : i + 1])
                 version = self._nets[i].spec.encoding_version
                 if isinstance(sel, slice):
                     _net_probs(boards, version, *one, out)
@@ -388,13 +393,7 @@ def unique_rows(boards: NDArray[np.int8]) -> tuple[NDArray[np.int64], NDArray[np
                 inverse[i] = u
                 u += 1
                 break
-            j = first[t]
-            same = True
-            for k in range(26):
-                if boards[i, k] != boards[j, k]:
-                    same = False
-                    break
-            if same:
+            if same_rows(boards, i, first[t]):
                 inverse[i] = t
                 break
             s = (s + 1) & mask
