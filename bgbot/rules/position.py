@@ -33,7 +33,7 @@ import operator
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar, Unpack
 
 import numpy as np
 
@@ -358,6 +358,15 @@ def game_points(
     return kind * cube
 
 
+class PointRules(TypedDict, total=False):
+    """The rules that set a finished game's points, as :func:`game_points` takes them: ``backgammon_counts``,
+    ``jacoby`` and ``cube_turned`` (:meth:`Outcome.of` passes them on)."""
+
+    backgammon_counts: int
+    jacoby: bool
+    cube_turned: bool
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a finished game ended: ``winner`` (0 or 1, the caller's numbering of players),
@@ -369,24 +378,13 @@ class Outcome:
     points: int
 
     @classmethod
-    def of(
-        cls,
-        final: Position,
-        on_roll: int,
-        cube: int = 1,
-        *,
-        backgammon_counts: int = 3,
-        jacoby: bool = False,
-        cube_turned: bool = False,
-    ) -> Outcome:
-        """The outcome of the finished game ``final``, whose side on roll is player ``on_roll``."""
+    def of(cls, final: Position, on_roll: int, cube: int = 1, **rules: Unpack[PointRules]) -> Outcome:
+        """The outcome of the finished game ``final``, whose side on roll is player ``on_roll``, at ``cube``
+        under ``rules`` (:func:`game_points`' keywords and defaults)."""
         r = final.result()
         winner = on_roll if r > 0 else 1 - on_roll
         kind = GameKind(abs(r))
-        pts = game_points(
-            kind, cube, backgammon_counts=backgammon_counts, jacoby=jacoby, cube_turned=cube_turned
-        )
-        return cls(winner, kind, pts)
+        return cls(winner, kind, game_points(kind, cube, **rules))
 
 
 # ---------------------------------------------------------------------------
