@@ -62,7 +62,7 @@ from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.matchstate import MatchState
 from bgbot.rules.movegen import successors_batch
-from bgbot.rules.moves import legal_moves, play_texts
+from bgbot.rules.moves import format_move, legal_steps
 from bgbot.rules.position import Position, gnubg_position_ids, positions_of_rows
 
 if TYPE_CHECKING:
@@ -515,32 +515,32 @@ class _MoveTexts:
     """The notation and steps of every result of one roll, worked out on first use.
 
     Searching needs only the resulting positions; naming the plays costs more
-    than a 1-ply decision, so the texts come from one compiled walk of the
-    roll (:func:`~bgbot.rules.moves.play_texts`) only when someone reads them,
-    and the steps (rarely asked for) from :func:`~bgbot.rules.moves.legal_moves`.
+    than a 1-ply decision, so the steps come from one compiled walk of the roll
+    (:func:`~bgbot.rules.moves.legal_steps`) only when someone reads a text, and
+    a play is written out when its text is read (an analysis reads two of ~20).
     """
 
     def __init__(self, pos: Position, dice: tuple[int, int]) -> None:
         self.pos = pos
         self.dice = dice
-        self._steps: dict[Position, tuple[tuple[int, int, bool], ...]] | None = None
-        self._texts: dict[Position, str] | None = None
+        self._found: dict[Position, Sequence[Sequence[int]]] | None = None
+        self._texts: dict[Position, str] = {}
+
+    def _all(self) -> dict[Position, Sequence[Sequence[int]]]:
+        if self._found is None:
+            self._found = legal_steps(self.pos, self.dice)
+        return self._found
 
     def steps(self, result: Position) -> tuple[tuple[int, int, bool], ...]:
-        if self._steps is None:
-            self._steps = {m.result: m.steps for m in legal_moves(self.pos, self.dice)}
-        return self._steps[result]
+        return tuple((int(a), int(b), bool(h)) for a, b, h in self._all()[result])
 
-    def texts(self) -> dict[Position, str]:
-        """Each result's play in standard notation, ``"cannot move"`` for the empty play."""
-        if self._texts is None:
-            texts = play_texts(self.pos, self.dice)
-            if len(texts) == 1:
-                (result, text), = texts.items()
-                if not text:
-                    texts = {result: NO_MOVE}
-            self._texts = texts
-        return self._texts
+    def text(self, result: Position) -> str:
+        """``result``'s play in standard notation, ``"cannot move"`` for the empty play."""
+        text = self._texts.get(result)
+        if text is None:
+            steps = self._all()[result]
+            text = self._texts[result] = format_move(steps) if steps else NO_MOVE
+        return text
 
 
 @dataclass(frozen=True)
@@ -597,7 +597,7 @@ class Candidate:
     @cached_property
     def move(self) -> str:
         """The play in standard notation (``24/18 13/11``), or ``"cannot move"``."""
-        return self._texts.texts()[self.result]
+        return self._texts.text(self.result)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (probabilities by name, result as a gnubg Position ID)."""
@@ -649,7 +649,7 @@ class Analysis:
         The move texts and the results' Position IDs of all candidates are worked out together.
         """
         cands = self.candidates
-        texts = [c.__dict__.get("move") or c._texts.texts()[c.result] for c in cands]
+        texts = [c.__dict__.get("move") or c._texts.text(c.result) for c in cands]
         n = len(cands)
         boards = np.frombuffer(_pack_boards(n, *chain.from_iterable([c.result.board for c in cands])), dtype=np.int8)
         ids = gnubg_position_ids(boards.reshape(n, 26))

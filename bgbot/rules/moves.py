@@ -156,15 +156,26 @@ def play_texts(pos: Position, dice: object) -> dict[Position, str]:
 
     ``pos`` is from the side on roll's view, the results (the keys) from the
     opponent's view; the empty play is ``""``.  The same texts as
-    ``{m.result: m.text for m in legal_moves(pos, dice)}``, without making the
-    :class:`Move` objects when the compiled walk is in use.
+    ``{m.result: m.text for m in legal_moves(pos, dice)}``.
+    """
+    fmt = format_move
+    return {r: fmt(steps) for r, steps in legal_steps(pos, dice).items()}
+
+
+def legal_steps(pos: Position, dice: object) -> dict[Position, Sequence[Sequence[int]]]:
+    """The steps of every legal play of ``dice`` in ``pos``, by its result, for :func:`format_move`.
+
+    The steps ``legal_moves`` gives each result (``(from, to, hit)``, the mover's
+    numbering; ``hit`` may be 0/1), without making the :class:`Move` objects when
+    the compiled walk is in use; the results (keys) are from the opponent's
+    view, the empty play has no steps.  In ``legal_moves``' order.
     """
     if not isinstance(pos, Position):
-        raise InvalidPositionError(f"play_texts needs a Position, got {pos!r}")
+        raise InvalidPositionError(f"legal_steps needs a Position, got {pos!r}")
     d1, d2 = parse_dice(dice)
     kernel = _kernel()
     if kernel is None:
-        return {m.result: m.text for m in _legal_moves_walk(pos, d1, d2)}
+        return {m.result: m.steps for m in _legal_moves_walk(pos, d1, d2)}
     import numpy as np
 
     from bgbot.rules.position import positions_of_rows
@@ -172,10 +183,15 @@ def play_texts(pos: Position, dice: object) -> dict[Position, str]:
     finals, steps, counts = kernel(np.array(pos.board, dtype=np.int8), d1, d2)
     n_steps = counts.tolist()
     if n_steps[0] == 0:
-        return {pos.swap(): ""}
+        return {pos.swap(): ()}
     results = positions_of_rows(np.ascontiguousarray(finals[:, ::-1] * np.int8(-1)))
-    fmt = format_move
-    return {r: fmt(rows[:k]) for rows, k, r in zip(steps.tolist(), n_steps, results, strict=True)}
+    found = [(rows[:k], r) for rows, k, r in zip(steps.tolist(), n_steps, results, strict=True)]
+    found.sort(key=_source_order)
+    return {r: rows for rows, r in found}
+
+
+def _source_order(item: tuple[list[list[int]], Position]) -> list[int]:
+    return [-s[0] for s in item[0]]
 
 
 def _legal_moves_walk(pos: Position, d1: int, d2: int) -> list[Move]:
