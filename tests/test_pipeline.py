@@ -58,6 +58,8 @@ def test_the_stages_run_once_and_a_changed_stage_reruns_what_follows(small_bank:
     assert set(first) == {"selfplay", "fit", "gate"}
     assert Path(first["fit"]["checkpoint"]).is_file()
     assert first["fit"]["bank_positions"] == 48 and first["fit"]["nets"]["main"]["fitted"]
+    main = first["fit"]["nets"]["main"]
+    assert main["positions_holdout"] < main["positions_train"] / 4  # the fit learns from most of the bank
     assert first["gate"]["verdict"] in ("pass", "fail")
     stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run" / "stages").iterdir()}
     again = run_pipeline(cfg, progress=False)
@@ -128,3 +130,28 @@ def test_the_shipped_configs_load() -> None:
         assert is_pipeline(cfg)
         load_pipeline(cfg)
     assert not is_pipeline(REPO / "configs" / "smoke.toml")  # a flat self-play preset runs as before
+
+
+def test_a_bank_is_cut_into_enough_chunks_for_a_fair_holdout(tmp_path: Path) -> None:
+    import numpy as np
+
+    from bgbot.engine.search import BearoffEvaluator
+    from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.models import load_model
+    from bgbot.labels.bank import write_shard
+    from bgbot.labels.generate import sample_pool
+    from bgbot.rules.position import classify_boards
+    from training.pipeline import MIN_CHUNKS, bank_chunks
+
+    rng = np.random.default_rng(3)
+    ev = BearoffEvaluator(NetEvaluator(load_model().net))
+    boards, ids, src = sample_pool(ev, LabelSettings(pool=6400, parallel=256, mine_share=0.0), rng)
+    probs = np.tile(np.array([[0.5, 0.1, 0.01, 0.1, 0.01]], np.float32), (len(ids), 1))
+    arrays = {"position_id": ids, "board": boards, "probs": probs, "se": np.full(len(ids), 0.01, np.float32),
+              "trials": np.full(len(ids), 36, np.int32), "cls": classify_boards(boards), "source": src}
+    write_shard(tmp_path / "bank", arrays, {"file": "shard-00000009-00000.npz", "kind": "rollout", "settings": {},
+                                            "model_sha256": "0" * 64, "seed": 9, "shard": 0, "command": "test",
+                                            "created": "2026-01-01T00:00:00Z"})
+    assert bank_chunks(tmp_path / "bank", tmp_path / "data", 1) == 6400
+    chunks = sorted((tmp_path / "data" / "data").glob("chunk-*.npz"))
+    assert len(chunks) == MIN_CHUNKS

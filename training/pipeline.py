@@ -43,7 +43,8 @@ from bgbot.fileio import atomic_open, write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("selfplay", "fit", "gate", "ship")
-CHUNK_ROWS = 8192
+CHUNK_ROWS = 8192  # at most, a training chunk
+MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,9 @@ class _Stages:
 def bank_chunks(bank: Path, out: Path, seed: int) -> int:
     """Write the bank's positions (each once, labels combined) as training chunks ``out/data/chunk-*.npz``.
 
-    Rows are shuffled by ``seed`` so that the held-out chunks are a fair sample.  Returns the row count.
+    Rows are shuffled by ``seed`` so that the held-out chunks are a fair sample, and cut into at least
+    :data:`MIN_CHUNKS` chunks where the bank allows, so that the fit's held-out share of chunks is near its
+    ``holdout``.  Returns the row count.
     """
     from bgbot.labels.bank import load_bank
 
@@ -217,8 +220,9 @@ def bank_chunks(bank: Path, out: Path, seed: int) -> int:
     if data.exists():
         shutil.rmtree(data)
     data.mkdir(parents=True)
-    for k, i in enumerate(range(0, len(order), CHUNK_ROWS)):
-        rows = order[i:i + CHUNK_ROWS]
+    size = min(CHUNK_ROWS, max(64, -(-len(order) // MIN_CHUNKS)))
+    for k, i in enumerate(range(0, len(order), size)):
+        rows = order[i:i + size]
         with atomic_open(data / f"chunk-{k:05d}.npz") as f:
             np.savez(f, boards=labels.board[rows], labels=labels.probs[rows],
                      groups=np.arange(len(rows), dtype=np.int64), se=labels.se[rows])
