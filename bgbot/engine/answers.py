@@ -12,9 +12,8 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from bgbot.engine.api import describe_action, probs_dict
+from bgbot.engine.search import rounded_floats
 from bgbot.eval.evaluate import equity
 from bgbot.rules.matchstate import CubeState, MatchState
 
@@ -44,25 +43,9 @@ def rounded(value: Any, digits: int = FLOAT_DIGITS) -> Any:
 
 
 def rounded_array(values: Any, digits: int = FLOAT_DIGITS) -> list[Any]:
-    """The floats of an array (any shape) rounded as :func:`rounded` rounds each, as nested lists of floats.
-
-    The same values to the bit as ``round(x, digits)`` (a float that is not finite becomes None), in one
-    numpy pass: ``rint(x * 10**digits) / 10**digits`` is Python's correctly rounded result unless the
-    scaled value lies within a hair of a half (or is huge), and those few are rounded by Python.
-    """
-    a = np.asarray(values, dtype=np.float64)
-    scale = 10.0**digits
-    finite = np.isfinite(a)
-    z = (a if finite.all() else np.where(finite, a, 0.0)) * scale
-    out = np.rint(z) / scale
-    # near a half, huge, or not finite: rounded by Python below
-    doubtful = (np.abs(z - np.floor(z) - 0.5) <= 1e-6) | (np.abs(z) >= 2.0**50) | ~finite
-    if not doubtful.any():
-        return out.tolist()  # type: ignore[no-any-return]
-    flat, src = out.ravel().tolist(), a.ravel().tolist()
-    for i in np.flatnonzero(doubtful.ravel()).tolist():
-        flat[i] = round(src[i], digits) if math.isfinite(src[i]) else None
-    return np.array(flat, dtype=object).reshape(a.shape).tolist()  # type: ignore[no-any-return]
+    """The floats of an array (any shape) rounded as :func:`rounded` rounds each, as nested lists of floats
+    (:func:`bgbot.engine.search.rounded_floats`, which the engine's own answers use)."""
+    return rounded_floats(values, digits)
 
 
 def finished(answer: dict[str, Any]) -> dict[str, Any]:

@@ -613,6 +613,28 @@ class Candidate:
         }
 
 
+def rounded_floats(values: Any, digits: int) -> list[Any]:
+    """The floats of an array (any shape) rounded as ``round(x, digits)`` rounds each, as nested lists of floats.
+
+    The same values to the bit as ``round(x, digits)`` (a float that is not finite becomes None), in one
+    numpy pass: ``rint(x * 10**digits) / 10**digits`` is Python's correctly rounded result unless the
+    scaled value lies within a hair of a half (or is huge), and those few are rounded by Python.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    scale = 10.0**digits
+    finite = np.isfinite(a)
+    z = (a if finite.all() else np.where(finite, a, 0.0)) * scale
+    out = np.rint(z) / scale
+    # near a half, huge, or not finite: rounded by Python below
+    doubtful = (np.abs(z - np.floor(z) - 0.5) <= 1e-6) | (np.abs(z) >= 2.0**50) | ~finite
+    if not doubtful.any():
+        return out.tolist()  # type: ignore[no-any-return]
+    flat, src = out.ravel().tolist(), a.ravel().tolist()
+    for i in np.flatnonzero(doubtful.ravel()).tolist():
+        flat[i] = round(src[i], digits) if math.isfinite(src[i]) else None
+    return np.array(flat, dtype=object).reshape(a.shape).tolist()  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Every legal play of ``dice`` in ``position`` (side on roll's view), best first.
@@ -660,10 +682,9 @@ class Analysis:
             for row, c in zip(figures, cands, strict=True):
                 row[2] = c.mwc
         else:
-            from bgbot.engine.answers import rounded_array
 
             table = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=9 * n).reshape(n, 9)
-            figures = rounded_array(table, digits)  # mwc None was nan: None after rounding, as rounded() leaves it
+            figures = rounded_floats(table, digits)  # mwc None was nan: None after rounding, as rounded() leaves it
         moves = []
         for i, (c, (eq, cubeless, mwc, diff, w, wg, wbg, lg, lbg)) in enumerate(zip(cands, figures, strict=True)):
             moves.append({
