@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from bgbot import jit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,3 +131,18 @@ def test_warm_up_with_plain_python_kernels_has_nothing_to_compile(tmp_path: Path
                           timeout=120, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "plain Python" in done.stderr and "numba" not in done.stdout
+
+
+def test_a_bad_ply_is_reported_before_anything_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bgbot move ID 31 --ply 4` on a fresh install: one error line, not the warm-up's progress bar first."""
+    from bgbot import jit
+    from bgbot.cli import warmup
+
+    warmed: list[int] = []
+    monkeypatch.setattr(jit, "kernels_cached", lambda: False)
+    monkeypatch.setattr(warmup, "ensure_warm", lambda progress=True: warmed.append(1))
+    for bad in (0, 4, 99):
+        warmup.choose_kernels(bad)
+    assert warmed == []
+    warmup.choose_kernels(3)
+    assert warmed == [1]

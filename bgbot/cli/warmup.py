@@ -203,7 +203,8 @@ def choose_kernels(ply: int | None) -> None:
     if ply == 1 or (ply == 2 and not jit.kernels_cached()):
         jit.interpret()
         return
-    ensure_warm(progress=True)
+    if ply == 3:  # any other value is a mistake the command reports at once, before anything compiles
+        ensure_warm(progress=True)
 
 
 def _cmd_warm_up(args: argparse.Namespace) -> int:
