@@ -94,12 +94,12 @@ from bgbot.eval.inference import CLASS_NETS, ModelSpec
 from bgbot.eval.models import load_model
 from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint, set_torch_threads, widen_inputs
 from bgbot.fileio import atomic_open, write_text_atomic
+from bgbot.labels.generate import advance_games
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position, PositionClass, classify_boards
 
 START = np.asarray(Position.start().board, dtype=np.int8)
-MAX_TURNS = 400
 
 
 @dataclass(frozen=True)
@@ -233,15 +233,7 @@ def sample_groups(evaluator: BearoffEvaluator, cfg: GenerateConfig, rng: np.rand
             groups.append(step * g + parent[top][need])
             n += int(need.sum())
         step += 1
-        wild = rng.random(g) < cfg.explore
-        value = np.where(wild[parent], rng.random(len(value)), value)
-        choice = segment_argmax(value, parent, g)
-        boards = succ[choice]
-        turn += 1
-        ended, _ = terminal_probs(boards)
-        ended |= turn >= MAX_TURNS
-        boards[ended] = START
-        turn[ended] = 0
+        boards, turn = advance_games(succ, parent, value, turn, cfg.explore, rng, START)
     rows = np.concatenate(got)[: cfg.chunk_size]
     _, group = np.unique(np.concatenate(groups)[: cfg.chunk_size], return_inverse=True)
     return rows, group.astype(np.int64)

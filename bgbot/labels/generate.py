@@ -217,6 +217,29 @@ def _disputed_plays(evaluator: Any, succ: NDArray[np.int8], parent: NDArray[np.i
     return np.array(out, dtype=np.int64)
 
 
+def advance_games(succ: NDArray[np.int8], parent: NDArray[np.int64], value: NDArray[np.float64],
+                  turn: NDArray[np.int64], explore: float, rng: np.random.Generator, start: NDArray[np.int8],
+                  ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """One move of lock-step games: ``(boards, turn)`` after each game plays its best play by ``value``.
+
+    ``succ`` are every game's plays (each from the opponent's view), ``parent`` their game, ``value`` their
+    worth to the mover; a share ``explore`` of the games plays a random play instead.  A game that ended, or
+    ran :data:`MAX_TURNS` turns, starts again from ``start`` (turn 0).
+    """
+    from bgbot.eval.evaluate import segment_argmax, terminal_probs
+
+    g = len(turn)
+    wild = rng.random(g) < explore
+    value = np.where(wild[parent], rng.random(len(value)), value)
+    boards = succ[segment_argmax(value, parent, g)]
+    turn = turn + 1
+    ended, _ = terminal_probs(boards)
+    ended |= turn >= MAX_TURNS
+    boards[ended] = start
+    turn[ended] = 0
+    return boards, turn
+
+
 def sample_pool(evaluator: Any, settings: LabelSettings, rng: np.random.Generator, skip: set[str] | None = None,
                 ) -> tuple[NDArray[np.int8], NDArray[np.str_], NDArray[np.int8]]:
     """``settings.pool`` distinct positions to label: ``(boards (N, 26), position IDs, source codes)``.
@@ -225,7 +248,7 @@ def sample_pool(evaluator: Any, settings: LabelSettings, rng: np.random.Generato
     or in ``skip`` (Position IDs).  The order is shuffled by ``rng`` (any prefix is a fair sample).
     """
     from bgbot.eval import pubeval
-    from bgbot.eval.evaluate import equity, segment_argmax, terminal_probs
+    from bgbot.eval.evaluate import equity, terminal_probs
     from bgbot.rules.dice import reroll_opening_doubles
     from bgbot.rules.movegen import successors_batch
     from bgbot.rules.position import Position, gnubg_position_id
@@ -267,15 +290,7 @@ def sample_pool(evaluator: Any, settings: LabelSettings, rng: np.random.Generato
         mine = np.flatnonzero(keep & ~pub_turn & (rng.random(g) < settings.mine_share))
         if mine.size:
             add(succ[_disputed_plays(evaluator, succ, parent, mine)], SOURCES.index("disputed"))
-        wild = rng.random(g) < settings.explore
-        value = np.where(wild[parent], rng.random(len(value)), value)
-        choice = segment_argmax(value, parent, g)
-        boards = succ[choice]
-        turn += 1
-        ended, _ = terminal_probs(boards)
-        ended |= turn >= MAX_TURNS
-        boards[ended] = start
-        turn[ended] = 0
+        boards, turn = advance_games(succ, parent, value, turn, settings.explore, rng, start)
     ids = list(seen)
     order = rng.permutation(len(ids))[: settings.pool]
     out_ids = np.array([ids[i] for i in order], dtype="<U14")
