@@ -86,3 +86,40 @@ def next_board_action(state: dict) -> tuple[str, dict | None]:
             return "commit", None
         return "hop", {"from": turn["targets"][0]["from"], "to": turn["targets"][0]["to"]}
     return {"roll": "roll", "take": "take", "game_over": "next"}[state["phase"]], None
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def require_chromium() -> None:
+    """Fail (not skip) a browser test module when Debian's Chromium or its driver is missing: .ci/run installs both."""
+    import shutil
+
+    import pytest
+
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.fail(f"the browser test needs {CHROMIUM} and {CHROMEDRIVER}: apt-get install chromium chromium-driver",
+                    pytrace=False)
+
+
+@contextmanager
+def headless_chromium(*extra_args: str) -> Iterator[object]:
+    """A Selenium driver of Debian's headless Chromium (1400x1000, 60 s page loads), quit at the end.
+
+    ``extra_args``: more Chromium switches (e.g. host-resolver rules that keep a page offline).
+    """
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as ChromeService
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1000", "--disable-extensions", *extra_args):
+        opts.add_argument(arg)
+    d = webdriver.Chrome(service=ChromeService(executable_path=CHROMEDRIVER), options=opts)
+    d.set_page_load_timeout(60)
+    try:
+        yield d
+    finally:
+        d.quit()

@@ -11,19 +11,17 @@ reading of the IDs it prints.  Screenshots go to ``$BGBOT_ARTIFACTS`` (default `
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service as ChromeService
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
-from serve_helpers import live_server
+from serve_helpers import headless_chromium, live_server, require_chromium
 
 from bgbot.engine.api import Engine
 from bgbot.formats.ids import parse_xgid
@@ -31,15 +29,10 @@ from bgbot.formats.parse import parse_position_and_state
 from bgbot.rules.position import Position
 from bgbot.serve.service import ServeConfig
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(os.environ.get("BGBOT_ARTIFACTS", "/tmp/bgbot-test-artifacts"))
 XGID_42 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:42:0:0:0:0:10"
 
-if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):  # .ci/run installs both from Debian
-    pytest.fail(
-        f"the browser test needs {CHROMIUM} and {CHROMEDRIVER}: apt-get install chromium chromium-driver", pytrace=False
-    )
+require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -50,23 +43,8 @@ def base() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[webdriver.Chrome]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1000",
-        "--disable-extensions",
-    ):
-        opts.add_argument(arg)
-    d = webdriver.Chrome(service=ChromeService(executable_path=CHROMEDRIVER), options=opts)
-    d.set_page_load_timeout(60)
-    try:
-        yield d
-    finally:
-        d.quit()
+    with headless_chromium() as d:
+        yield d  # type: ignore[misc]
 
 
 def wait(d: webdriver.Chrome, seconds: float = 30) -> WebDriverWait:

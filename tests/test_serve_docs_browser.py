@@ -7,26 +7,18 @@ server's own.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service as ChromeService
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from serve_helpers import live_server
+from serve_helpers import headless_chromium, live_server, require_chromium
 
 from bgbot.engine.api import Engine
 from bgbot.serve.service import ServeConfig
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):  # .ci/run installs both from Debian
-    pytest.fail(
-        f"the browser test needs {CHROMIUM} and {CHROMEDRIVER}: apt-get install chromium chromium-driver", pytrace=False
-    )
+require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -37,26 +29,9 @@ def base() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[webdriver.Chrome]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1000",
-        "--disable-extensions",
-        # offline: no name resolves except loopback's (a CDN script would fail to load)
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        "--no-proxy-server",
-    ):
-        opts.add_argument(arg)
-    d = webdriver.Chrome(service=ChromeService(executable_path=CHROMEDRIVER), options=opts)
-    d.set_page_load_timeout(60)
-    try:
-        yield d
-    finally:
-        d.quit()
+    # offline: no name resolves except loopback's (a CDN script would fail to load)
+    with headless_chromium("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--no-proxy-server") as d:
+        yield d  # type: ignore[misc]
 
 
 def _loaded_urls(driver: webdriver.Chrome) -> list[str]:
