@@ -229,11 +229,11 @@ def bank_chunks(bank: Path, out: Path, seed: int) -> int:
     return len(labels)
 
 
-def _rows_for(bank_data: Path, init: Path, net: str) -> int:
+def _rows_for(boards: np.ndarray, init: Path, net: str) -> int:
+    """How many of the bank's ``boards`` the network ``net`` of ``init`` answers (the rows its fit learns from)."""
     from bgbot.eval.nets import load_checkpoint
-    from training.refine import _rows_of, load_chunks
+    from training.refine import _rows_of
 
-    boards, _, _ = load_chunks(bank_data)
     return int(_rows_of(boards, net, load_checkpoint(init).class_nets).sum())
 
 
@@ -311,15 +311,16 @@ def _selfplay(settings: dict[str, Any], out: Path, progress: bool) -> dict[str, 
 
 
 def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool) -> dict[str, Any]:
-    from training.refine import fit
+    from training.refine import fit, load_chunks
 
     t0 = time.perf_counter()
     data = root / "bank-data"
     rows = bank_chunks(bank, data, st.seed)
+    boards, _, _ = load_chunks(data)  # read once: which rows each network answers
     current = init
     fitted: dict[str, Any] = {}
     for net in st.nets:
-        n = _rows_for(data, current, net)
+        n = _rows_for(boards, current, net)
         if n < st.min_rows:
             fitted[net] = {"rows": n, "fitted": False, "why": f"fewer than min_rows {st.min_rows}"}
             continue
