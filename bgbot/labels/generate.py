@@ -473,11 +473,15 @@ def verify(bank: str | Path, shard_file: str | Path, first: int, *, model: str |
     meta = shard_meta(arrays, repr(str(path)))
     if isinstance(first, bool) or not isinstance(first, int) or first < 1:
         raise ConfigError(f"--first must be a whole number >= 1, got {quote_input(first)}")
-    net, blob = _model(model)
-    if blob.hash != meta.get("model_sha256"):
+    from bgbot.engine.executor import net_hash
+    from bgbot.eval.models import load_model
+
+    net = load_model(model).net  # labelled here, in this process: its hash is all of a blob verify needs
+    made_here = net_hash(net)
+    if made_here != meta.get("model_sha256"):
         made_by = str(meta.get("model_sha256"))[:16]
         raise LabelBankError(f"label shard {str(path)!r} was made by the model {made_by}..., "
-                             f"not by {str(model or 'the shipped model')!r} ({blob.hash[:16]}...): give --model")
+                             f"not by {str(model or 'the shipped model')!r} ({made_here[:16]}...): give --model")
     st = settings_from_meta(meta["settings"])
     n = min(first, len(arrays["position_id"]))
     evaluator = BearoffEvaluator(NetEvaluator(net))
