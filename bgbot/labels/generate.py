@@ -462,8 +462,10 @@ def verify(bank: str | Path, shard_file: str | Path, first: int, *, model: str |
     first.  ``model`` must be the network that made it (default the shipped one; its hash is compared with
     the shard's ``model_sha256``).  The labels are equal when the difference is 0.0.
     """
+    from bgbot.engine.executor import net_hash
     from bgbot.engine.search import BearoffEvaluator
     from bgbot.eval.evaluate import NetEvaluator
+    from bgbot.eval.models import load_model
 
     path = Path(shard_file)
     if not path.exists() and (Path(bank) / path.name).exists():
@@ -473,9 +475,6 @@ def verify(bank: str | Path, shard_file: str | Path, first: int, *, model: str |
     meta = shard_meta(arrays, repr(str(path)))
     if isinstance(first, bool) or not isinstance(first, int) or first < 1:
         raise ConfigError(f"--first must be a whole number >= 1, got {quote_input(first)}")
-    from bgbot.engine.executor import net_hash
-    from bgbot.eval.models import load_model
-
     net = load_model(model).net  # labelled here, in this process: its hash is all of a blob verify needs
     made_here = net_hash(net)
     if made_here != meta.get("model_sha256"):
