@@ -121,8 +121,9 @@ def three_nets() -> NumpyNet:
 def test_each_row_is_answered_by_its_class_network(three_nets: NumpyNet) -> None:
     boards = _games(3000, seed=8)
     cls = classify_rows(boards)
-    got = NetEvaluator(three_nets)(boards)
-    alone = {name: NetEvaluator(net)(boards) for name, net in
+    # row by row: each answer is its row's alone, bit for bit, so the routing is compared exactly
+    got = NetEvaluator(three_nets, row_by_row=True)(boards)
+    alone = {name: NetEvaluator(net, row_by_row=True)(boards) for name, net in
              [("main", NumpyNet(three_nets.spec, three_nets.layers)), *three_nets.by_class.items()]}
     owner = np.where(np.isin(cls, [PositionClass.RACE, PositionClass.BEAROFF]), "race",
                      np.where(cls == PositionClass.CRASHED, "crashed", "main"))
@@ -132,7 +133,9 @@ def test_each_row_is_answered_by_its_class_network(three_nets: NumpyNet) -> None
         np.testing.assert_array_equal(got[rows], alone[name][rows])
     # a batch of one class takes the one-network path: the same answers
     race_rows = boards[owner == "race"]
-    np.testing.assert_array_equal(NetEvaluator(three_nets)(race_rows), alone["race"][owner == "race"])
+    np.testing.assert_array_equal(NetEvaluator(three_nets, row_by_row=True)(race_rows), alone["race"][owner == "race"])
+    # the default pass (each row's first layer updated from its network's previous row) within float32 rounding
+    np.testing.assert_allclose(NetEvaluator(three_nets)(boards), got, rtol=0, atol=5e-6)
     # raw() (no terminal overrides) routes the same way
     crashed = owner == "crashed"
     np.testing.assert_array_equal(NetEvaluator(three_nets).raw(boards)[crashed],
@@ -143,15 +146,17 @@ def test_class_networks_of_another_encoding_are_answered_batch_by_batch(three_ne
     boards = _games(1500, seed=13)
     mixed = NumpyNet(three_nets.spec, three_nets.layers,
                      {"race": three_nets.by_class["race"], "crashed": _random_net(4, 10, version=2)})
-    ev = NetEvaluator(mixed)
+    ev = NetEvaluator(mixed, row_by_row=True)
     assert ev._fused is None  # one compiled call per network instead
     cls = classify_rows(boards)
     got = ev(boards)
     crashed = cls == PositionClass.CRASHED
     contact = cls == PositionClass.CONTACT
     assert crashed.sum() > 10
-    np.testing.assert_array_equal(got[crashed], NetEvaluator(mixed.by_class["crashed"])(boards)[crashed])
-    np.testing.assert_array_equal(got[contact], NetEvaluator(NumpyNet(mixed.spec, mixed.layers))(boards)[contact])
+    np.testing.assert_array_equal(got[crashed], NetEvaluator(mixed.by_class["crashed"], row_by_row=True)(boards)[crashed])
+    np.testing.assert_array_equal(got[contact],
+                                  NetEvaluator(NumpyNet(mixed.spec, mixed.layers), row_by_row=True)(boards)[contact])
+    np.testing.assert_allclose(NetEvaluator(mixed)(boards), got, rtol=0, atol=5e-6)
 
 
 def test_a_model_without_a_class_network_answers_that_class_with_its_main_network(three_nets: NumpyNet) -> None:
@@ -160,7 +165,8 @@ def test_a_model_without_a_class_network_answers_that_class_with_its_main_networ
     main = NumpyNet(three_nets.spec, three_nets.layers)
     cls = classify_rows(boards)
     crashed = cls == PositionClass.CRASHED
-    np.testing.assert_array_equal(NetEvaluator(only_race)(boards)[crashed], NetEvaluator(main)(boards)[crashed])
+    np.testing.assert_array_equal(NetEvaluator(only_race, row_by_row=True)(boards)[crashed],
+                                  NetEvaluator(main, row_by_row=True)(boards)[crashed])
 
 
 def test_model_files_carry_every_network(three_nets: NumpyNet, tmp_path: Path) -> None:

@@ -102,8 +102,10 @@ def test_encodings_and_scores_are_the_same_interpreted(interpreted: dict[str, np
     done, exact = terminal_probs(both)
     np.testing.assert_array_equal(interpreted["done"], done)
     np.testing.assert_array_equal(interpreted["exact"], exact)
-    probs = NetEvaluator(load_model(DEFAULT_MODEL).net)(both)
-    np.testing.assert_allclose(interpreted["probs"], probs, rtol=0, atol=2e-6)
+    net = load_model(DEFAULT_MODEL).net
+    np.testing.assert_allclose(interpreted["probs"], NetEvaluator(net, row_by_row=True)(both), rtol=0, atol=2e-6)
+    # the default pass updates each row's first layer from the previous row's: a little more rounding
+    np.testing.assert_allclose(interpreted["probs"], NetEvaluator(net)(both), rtol=0, atol=5e-6)
 
 
 def test_one_ply_choices_are_the_recorded_ones_interpreted(interpreted: dict[str, np.ndarray]) -> None:

@@ -315,7 +315,7 @@ def test_crashed_positions_are_rolled_out_with_their_own_truncation() -> None:
     from bgbot.labels.generate import _pack, _unpack, label_task, rollout_settings, sample_pool
     from bgbot.rules.position import PositionClass, classify_boards
 
-    ev = BearoffEvaluator(NetEvaluator(load_model().net))
+    ev = BearoffEvaluator(NetEvaluator(load_model().net, row_by_row=True))  # as label_task evaluates
     boards, _, _ = sample_pool(ev, dataclasses.replace(FAST, pool=300), np.random.default_rng(11))
     crashed = classify_boards(boards) == PositionClass.CRASHED
     assert crashed.any() and (~crashed).any()
@@ -327,3 +327,13 @@ def test_crashed_positions_are_rolled_out_with_their_own_truncation() -> None:
         want = rollout_probs(ev, batch[part], rollout_settings(dataclasses.replace(FAST, truncate=truncate), 77),
                              dice_per_row=True)
         np.testing.assert_array_equal(got[part], want)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_the_labeller_gives_its_core_up_to_any_other_work() -> None:
+    """With --nice the labeller is in SCHED_IDLE: a core running only it counts as idle for other threads."""
+    code = ("import os; from bgbot.cli.label import _idle_policy; ok = _idle_policy(); "
+            "print(ok, os.sched_getscheduler(0) == os.SCHED_IDLE)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]

@@ -385,7 +385,10 @@ def test_evaluate_distinct_answers_every_row_and_evaluates_each_board_once() -> 
     succ, _ = successors_batch(np.repeat(boards, 8, axis=0), np.tile(np.array([[3, 1]]), (320, 1)))
     assert succ.shape[0] >= DEDUP_MIN_ROWS
     got = evaluate_distinct(counting, succ)
-    np.testing.assert_array_equal(got, engine.evaluator(succ))
+    distinct = engine.evaluator(succ[unique_rows(succ)[0]])
+    np.testing.assert_array_equal(got, distinct[unique_rows(succ)[1]])  # each row the answer of its distinct row
+    # against the whole batch: the default pass's last float32 place depends on a row's neighbours
+    np.testing.assert_allclose(got, engine.evaluator(succ), rtol=0, atol=5e-6)
     assert sizes == [succ.shape[0] // 8]  # one call, on the distinct rows only
     sizes.clear()
     small = succ[: DEDUP_MIN_ROWS - 1]

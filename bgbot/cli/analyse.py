@@ -185,6 +185,7 @@ def _cmd_analyse_folder(args: argparse.Namespace, folder: Path) -> int:
 
     from tqdm import tqdm
 
+    from bgbot.engine.executor import one_thread_each
     from bgbot.engine.search import check_ply
 
     check_ply(args.ply)  # a bad ply fails before any process starts
@@ -205,9 +206,11 @@ def _cmd_analyse_folder(args: argparse.Namespace, folder: Path) -> int:
                 results[f] = _analyse_one(args, str(f), outs[f])
                 bar.update(1)
         else:
-            # spawned processes: each loads the model and the cached kernels once (ensure_warm ran here first)
+            # spawned processes: each loads the model and the cached kernels once (ensure_warm ran here first),
+            # with an engine of one thread (the records are spread over the cores already)
             with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-                futures = {pool.submit(_analyse_one, args, str(f), outs[f]): f for f in files}
+                with one_thread_each():  # the workers start with the submissions
+                    futures = {pool.submit(_analyse_one, args, str(f), outs[f]): f for f in files}
                 for fut in cf.as_completed(futures):
                     results[futures[fut]] = fut.result()
                     bar.update(1)

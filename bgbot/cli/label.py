@@ -1,8 +1,8 @@
 """``bgbot label``: grow the label bank; ``bgbot label verify SHARD``; ``bgbot label stats``.
 
-The generator (:mod:`bgbot.labels.generate`) runs for a wall-clock budget at low priority (nice 19) with
-one worker by default, so that it can run beside other work all day; the bank defaults to
-``training/labels/`` of the clone bgbot runs from.
+The generator (:mod:`bgbot.labels.generate`) runs for a wall-clock budget at low priority (nice 19 and, on
+Linux, the SCHED_IDLE class) with one worker by default, so that it can run beside other work all day; the
+bank defaults to ``training/labels/`` of the clone bgbot runs from.
 """
 
 from __future__ import annotations
@@ -17,6 +17,24 @@ from bgbot.cli.options import count, positive_number
 from bgbot.errors import ConfigError
 
 __all__ = ["add_parser", "default_bank"]
+
+
+def _idle_policy() -> bool:
+    """Put this process (and the workers it spawns) in Linux's SCHED_IDLE class where there is one.
+
+    Nice 19 alone still holds a core against other work's threads: the scheduler places a waking thread
+    on an idle core only, and a core running a niced process is not idle.  A core running only SCHED_IDLE
+    work counts as idle, so another program's second thread gets it at once.  True when it was set.
+    """
+    setter = getattr(os, "sched_setscheduler", None)
+    policy = getattr(os, "SCHED_IDLE", None)
+    if setter is None or policy is None:
+        return False
+    try:
+        setter(0, policy, os.sched_param(0))
+    except OSError:  # a sandbox that refuses it: nice 19 is still there
+        return False
+    return True
 
 
 def default_bank() -> Path:
@@ -50,6 +68,7 @@ def _cmd_label(args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers must be at least 1, got {args.workers!r}")
     if args.nice:
         os.nice(max(0, args.nice - os.nice(0)))  # workers spawned from here inherit it
+        _idle_policy()
     entries = generate(bank, args.minutes, settings=settings, model=args.checkpoint, seed=args.seed,  # type: ignore[arg-type]
                        workers=args.workers, executor=args.executor, shard_minutes=args.shard_minutes,
                        max_shards=args.max_shards, progress=not args.quiet)
@@ -104,7 +123,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--seed", type=count, default=1, help="shards of a seed go on from its last one (default 1)")
     s.add_argument("--workers", type=count, default=1, help="worker processes (default 1)")
     s.add_argument("--executor", default="local", help="local (default), ray, ray://HOST:PORT")
-    s.add_argument("--nice", type=count, default=19, help="run at this niceness (default 19; 0 leaves it)")
+    s.add_argument("--nice", type=count, default=19,
+                   help="run at this niceness (default 19, with Linux's SCHED_IDLE class; 0 leaves both)")
     s.add_argument("--checkpoint", help="labelling model (default: the shipped model)")
     s.add_argument("--trials", type=count, help="rollout trials a position (a multiple of 36)")
     s.add_argument("--truncate", type=count, help="plies before the network values the leaf (0: to the end)")

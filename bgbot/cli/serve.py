@@ -81,6 +81,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, jobs_dir=jobs_dir, board_dir=board_dir)
         # uvicorn's worker processes build the app from these (bgbot.serve.app.app_from_env, bgbot.serve.guard)
         os.environ.update({CONFIG_ENV: config.to_json(), HEADER_ENV: str(config.header_timeout)})
+        if config.workers > 1 and "BGBOT_THREADS" not in os.environ:
+            os.environ["BGBOT_THREADS"] = "1"  # a worker per core already: each engine on one thread
         uvicorn.run(
             "bgbot.serve.app:app_from_env",
             factory=True,

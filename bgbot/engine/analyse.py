@@ -45,6 +45,7 @@ that a roll costs one batched network call rather than 21 cubeful searches.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -56,7 +57,7 @@ import numpy as np
 
 from bgbot.engine.search import check_ply
 from bgbot.errors import ConfigError
-from bgbot.eval.evaluate import flip_probs
+from bgbot.eval.evaluate import evaluate_distinct, flip_probs, segment_argmax
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.records import GameRecord, MatchRecord, RecordEntry
 from bgbot.rules.dice import ROLLS, Dice
@@ -394,13 +395,12 @@ def _regrade(engine: Engine, result: Position, state: MatchState, ply: int) -> t
     return _value(engine, result, _opponent_state(state), engine.evaluate(result, ply))
 
 
-def _dead_values(engine: Engine, mover_probs: NDArray[np.float64], state: MatchState) -> NDArray[np.float64]:
-    """Dead-cube (cubeless) value of ``(N, 5)`` probabilities of the mover (``state.on_roll``), in EMG
-    normalised to the cube: cubeless equity in money play; in a match the MWC over the six outcomes
-    (the match equity table after winning or losing 1-3 times the cube) mapped to EMG as gnubg's ``mwc2eq``."""
-    w, wg, wbg, lg, lbg = (mover_probs[:, k] for k in range(5))
+def _dead_coefficients(engine: Engine, state: MatchState) -> tuple[float, ...] | None:
+    """The mover's (``state.on_roll``) MWC after winning 1-3 and losing 1-3 times the cube, and the span that
+    maps MWC to EMG (gnubg's ``mwc2eq``); None in money play, where the dead-cube value is the cubeless
+    equity."""
     if not state.match_length:
-        return 2.0 * w - 1.0 + wg - lg + wbg - lbg
+        return None
     me, opp = state.on_roll, 1 - state.on_roll
     a, b = state.match_length - state.score[me], state.match_length - state.score[opp]
     post = not state.crawford and 1 in (a, b)
@@ -409,36 +409,62 @@ def _dead_values(engine: Engine, mover_probs: NDArray[np.float64], state: MatchS
     def after(points: int) -> float:
         return engine.met.mwc_after(a, b, points, crawford=state.crawford, post_crawford=post)
 
-    win1, win2, win3, lose1, lose2, lose3 = (
-        after(c),
-        after(2 * c),
-        after(3 * c),
-        after(-c),
-        after(-2 * c),
-        after(-3 * c),
-    )
+    win1, win2, win3, lose1, lose2, lose3 = (after(c), after(2 * c), after(3 * c), after(-c), after(-2 * c),
+                                             after(-3 * c))
+    return win1, win2, win3, lose1, lose2, lose3, win1 - lose1
+
+
+def _dead_values(mover_probs: NDArray[np.float64], coefficients: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """Dead-cube (cubeless) value of ``(N, 5)`` probabilities of the mover, in EMG normalised to the cube:
+    cubeless equity in money play; in a match the MWC over the six outcomes (``coefficients``, ``(N, 7)``:
+    :func:`_dead_coefficients` of each row's match state) mapped to EMG as gnubg's ``mwc2eq``."""
+    w, wg, wbg, lg, lbg = (mover_probs[:, k] for k in range(5))
+    if coefficients is None:
+        return 2.0 * w - 1.0 + wg - lg + wbg - lbg
+    win1, win2, win3, lose1, lose2, lose3, span = (coefficients[:, k] for k in range(7))
     mwc = (w - wg) * win1 + (wg - wbg) * win2 + wbg * win3 + (1.0 - w - lg) * lose1 + (lg - lbg) * lose2 + lbg * lose3
-    span = win1 - lose1
-    return (2.0 * mwc - (win1 + lose1)) / span if span > 0 else np.zeros_like(w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(span > 0, (2.0 * mwc - (win1 + lose1)) / span, 0.0)
 
 
-def _luck(engine: Engine, pos: Position, dice: Dice, state: MatchState, opening: bool) -> float:
-    """Luck of ``dice`` for the mover in ``pos``: its best play's value minus the average over the rolls.
+#: the rolls a luck step weighs (all 21; the opening roll cannot be a double), and their weights out of 36
+_LUCK_ROLLS = {opening: np.array([r for r in ROLLS if not (opening and r[0] == r[1])], dtype=np.int64)
+               for opening in (False, True)}
+_LUCK_WEIGHTS = {k: np.where(r[:, 0] == r[:, 1], 1.0, 2.0) for k, r in _LUCK_ROLLS.items()}
 
-    At 1-ply and cubeless (dead cube) to keep it cheap: all rolls' plays are
-    evaluated in one network call, the best of each roll by its dead-cube
-    value (:func:`_dead_values`).
+
+def _lucks(engine: Engine, moves: Sequence[tuple[Position, Dice, MatchState, bool]]) -> list[float]:
+    """Luck of each ``(position, dice, state, opening)`` for its mover: the best play's value with the dice
+    rolled minus the average over the rolls.
+
+    At 1-ply and cubeless (dead cube) to keep it cheap: every roll's plays of
+    every move (a game's, in analysis) are evaluated in one network call, each
+    distinct position once, the best of each roll by its dead-cube value
+    (:func:`_dead_values`).
     """
-    rolls = [r for r in ROLLS if not (opening and r[0] == r[1])]
-    boards = np.repeat(pos.array()[None, :], len(rolls), axis=0)
-    succ, parent = successors_batch(boards, np.array(rolls, dtype=np.int64))  # (M, 26) opponent's view
-    mover = flip_probs(np.asarray(engine.evaluator(succ), dtype=np.float64))
-    values = _dead_values(engine, mover, state)
-    best = np.full(len(rolls), -np.inf)
-    np.maximum.at(best, parent, values)
-    weights = np.array([1.0 if d1 == d2 else 2.0 for d1, d2 in rolls])
-    rolled = best[rolls.index((max(dice), min(dice)))]
-    return float(rolled - np.dot(weights, best) / weights.sum())
+    if not moves:
+        return []
+    rolls = [_LUCK_ROLLS[opening] for _, _, _, opening in moves]
+    boards = np.concatenate([np.repeat(pos.array()[None, :], len(r), axis=0)
+                             for (pos, *_), r in zip(moves, rolls, strict=True)])
+    succ, parent = successors_batch(boards, np.concatenate(rolls))  # (M, 26) opponent's view
+    mover = flip_probs(np.asarray(evaluate_distinct(engine.evaluator, succ), dtype=np.float64))
+    coefficients = [_dead_coefficients(engine, state) for _, _, state, _ in moves]
+    if coefficients[0] is None:  # money play: every move of a record is
+        values = _dead_values(mover, None)
+    else:
+        per_board = np.repeat(np.array(coefficients, dtype=np.float64), [len(r) for r in rolls], axis=0)
+        values = _dead_values(mover, per_board[parent])
+    best = values[segment_argmax(values, parent, len(boards))]
+    out: list[float] = []
+    start = 0
+    for (_, dice, _, opening), r in zip(moves, rolls, strict=True):
+        mine = best[start : start + len(r)]
+        k = int(np.flatnonzero((r[:, 0] == max(dice)) & (r[:, 1] == min(dice)))[0])
+        weights = _LUCK_WEIGHTS[opening]
+        out.append(float(mine[k] - np.dot(weights, mine) / weights.sum()))
+        start += len(r)
+    return out
 
 
 def _cube_values(d: CubeDecision) -> tuple[float, float, float]:
@@ -536,7 +562,8 @@ def _grade_game_task(
     engine = _worker_engines.get(spec)
     if engine is None:
         cls, path, filters, met, bearoff = spec
-        engine = _worker_engines[spec] = cls.load(path, filters=filters, met=met, bearoff=bearoff)
+        # one thread: the games are spread over the cores already
+        engine = _worker_engines[spec] = cls.load(path, filters=filters, met=met, bearoff=bearoff, threads=1)
     decisions, timeline, _ = _analyse_game(engine, game, ply, thresholds, luck, None, 0)
     return decisions, timeline
 
@@ -586,6 +613,7 @@ def _analyse_game(
     doubled_this_turn = False
     first_move = True
     pending: CubeDecision | None = None
+    rolled: list[tuple[int, tuple[Position, Dice, MatchState, bool]]] = []  # (index in out, what luck needs)
     for k, (entry, state) in enumerate(items):
         line = lines[k]
         if entry.kind == "move":
@@ -620,9 +648,10 @@ def _analyse_game(
                         )
                     )
             doubled_this_turn = False
-            out.append(
-                _grade_move(engine, game, entry, state, ply, thresholds, turns[entry.player], line, luck, first_move)
-            )
+            out.append(_grade_move(engine, game, entry, state, ply, thresholds, turns[entry.player], line))
+            if luck:
+                assert entry.dice is not None  # a move entry
+                rolled.append((len(out) - 1, (entry.position, entry.dice, state, first_move)))
             first_move = False
         elif entry.kind == "double":
             turns[entry.player] += 1
@@ -690,6 +719,9 @@ def _analyse_game(
         done += 1
         if progress is not None:
             progress(done)
+    # the luck of every roll of the game in one batch (one network call, split across the engine's threads)
+    for (i, _), value in zip(rolled, _lucks(engine, [m for _, m in rolled]), strict=True):
+        out[i] = dataclasses.replace(out[i], luck=value)
     return out, timeline, done
 
 
@@ -715,9 +747,8 @@ def _grade_move(
     thresholds: Thresholds,
     turn: int,
     line: int | None,
-    with_luck: bool,
-    opening: bool,
 ) -> Decision:
+    """The checker play of ``entry`` graded at ``ply`` (its luck is filled in later, for a whole game)."""
     assert entry.dice is not None and entry.result is not None  # a move entry
     a = engine.best_move(entry.position, entry.dice, ply, state.at_decision(dice=entry.dice))
     best = a.best
@@ -729,7 +760,6 @@ def _grade_move(
         eq_c, mwc_c = _regrade(engine, chosen.result, state, best.ply)
     err = 0.0 if forced else max(0.0, best.equity - eq_c)
     err_mwc = None if best.mwc is None or mwc_c is None else max(0.0, best.mwc - mwc_c)
-    luck = _luck(engine, entry.position, entry.dice, state, opening) if with_luck else None
     return Decision(
         game.number,
         turn,
@@ -747,7 +777,7 @@ def _grade_move(
         thresholds.mark(err) if not forced else "",
         forced,
         not forced,
-        luck,
+        None,
         line,
     )
 

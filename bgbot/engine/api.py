@@ -58,7 +58,7 @@ from bgbot.engine.search import (
     search_chooser,
 )
 from bgbot.errors import InvalidPositionError, InvalidScoreError, quote_input
-from bgbot.eval.evaluate import Evaluator, NetEvaluator, equity, flip_probs
+from bgbot.eval.evaluate import Evaluator, NetEvaluator, default_threads, equity, flip_probs
 from bgbot.eval.models import load_model
 from bgbot.formats.ids import format_xgid
 from bgbot.formats.parse import parse_position
@@ -194,15 +194,18 @@ class Engine:
 
     # ---- construction -------------------------------------------------
     @classmethod
-    def load(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Engine:
+    def load(cls, path: str | os.PathLike[str] | None = None, *, threads: int | None = None, **kwargs: Any) -> Engine:
         """Load the network of a checkpoint file (default: :func:`bgbot.eval.models.default_checkpoint`).
 
-        Keyword arguments go to the constructor.  A missing or unreadable
-        file raises :class:`~bgbot.errors.CheckpointError` saying how to get
-        one.
+        ``threads``: the threads a big batch of positions is split across (default
+        :func:`~bgbot.eval.evaluate.default_threads`: ``BGBOT_THREADS``, else the
+        cores, at most 4); the answers are the same with any number.  Other
+        keyword arguments go to the constructor.  A missing or unreadable file
+        raises :class:`~bgbot.errors.CheckpointError` saying how to get one.
         """
         model = load_model(path)
-        return cls(NetEvaluator(model.net), checkpoint=model.path, games_trained=model.games_trained, **kwargs)
+        net = NetEvaluator(model.net, threads=default_threads() if threads is None else threads)
+        return cls(net, checkpoint=model.path, games_trained=model.games_trained, **kwargs)
 
     @classmethod
     def from_net(cls, net: ValueNet, **kwargs: Any) -> Engine:

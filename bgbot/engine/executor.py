@@ -568,12 +568,13 @@ def _task_size(task: Task) -> int:
     return len(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# BGBOT_THREADS: an engine a worker loads (a pit's bots) splits no batch across threads either
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BGBOT_THREADS")
 
 
 @contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """Spawned workers get one BLAS thread each (as Ray gives its one-CPU tasks).
+def one_thread_each() -> Iterator[None]:
+    """Spawned workers get one BLAS thread each (as Ray gives its one-CPU tasks), and engines of one thread.
 
     One thread per worker is the fastest use of the cores, and a matrix product's rounding can depend on
     how many threads share it: with one thread everywhere the figures do not depend on the executor.
@@ -610,7 +611,7 @@ def _pool(blob: ModelBlob | None, models: Sequence[ModelBlob], n_workers: int) -
         pool = cf.ProcessPoolExecutor(
             max_workers=n_workers, mp_context=ctx, initializer=_pool_init, initargs=(blob, tuple(models), os.getpid())
         )
-        with _one_blas_thread():  # every worker starts now (one per submission while below the count)
+        with one_thread_each():  # every worker starts now (one per submission while below the count)
             for _ in range(n_workers):
                 pool.submit(_pool_ready)
         if not _POOLS:  # (registering twice is harmless: shutdown_pools empties _POOLS)

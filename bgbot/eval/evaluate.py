@@ -14,13 +14,18 @@ consistency clipping row block by row block, with nothing allocated per row.
 
 from __future__ import annotations
 
+import copy
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from bgbot import jit
+from bgbot.errors import ConfigError, quote_input
 from bgbot.eval.encoding import encode, fill_inputs
 from bgbot.eval.inference import CLASS_NETS, Compiled, NumpyNet, forward_tail, hidden_width
 from bgbot.jit import board_dtype, njit
@@ -174,7 +179,7 @@ def _first_layer(
 # calls in encoding.py, features.py or inference.py (or movegen.same_rows, which unique_rows inlines) during
 # development, touch this file (or delete its __pycache__) so that the cached kernels are rebuilt.  (An install
 # or upgrade replaces every file.)
-@njit(cache=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract", "nsz"})  # the flags of the inlined delta update
 def _net_probs(
     boards: NDArray[np.int8],
     version: int,
@@ -183,6 +188,7 @@ def _net_probs(
     rows1: NDArray[np.float32] | None, net1: Compiled | None,
     rows2: NDArray[np.float32] | None, net2: Compiled | None,
     out: NDArray[np.float32],
+    full: bool,
 ) -> None:
     """:meth:`NetEvaluator.__call__` for numpy networks, compiled: ``out`` ``(N, 5)``, each row's side on roll.
 
@@ -190,52 +196,170 @@ def _net_probs(
     by network ``route[class_of(row)]`` (0 main, 1 and 2 the class networks; an absent one is given as the
     main).  ``route=None`` answers every row with ``net0`` without classifying the rows (the others may be
     None then): numba compiles that case on its own, without the branches of the other networks.
+
+    The first hidden layer of a row is its network's previous row's, updated by the inputs that differ
+    (:func:`_first_layer_delta`; a batch's rows are mostly plays of one position, about 21 of 255 inputs
+    apart), and taken in full for the first row of each block and network.  Each answer is then within
+    float32 rounding (about 1e-6) of the row alone, but depends on its neighbours in that last place.
+    ``full=True`` takes every row's first layer in full: each answer is then the row's alone, bit for bit,
+    whatever the batch (the label bank's reproducible labels need that).
     """
     n = boards.shape[0]
     if route is None:
         width = hidden_width(net0[0])
     else:
         width = max(hidden_width(net0[0]), hidden_width(net1[0]), hidden_width(net2[0]))
+    n_in = net0[0][0].shape[0]
     h_a = np.empty(width, dtype=np.float32)
     h_b = np.empty(width, dtype=np.float32)
-    x = np.empty((_BLOCK, net0[0][0].shape[0]), dtype=np.float32)
+    x = np.empty((_BLOCK, n_in), dtype=np.float32)
     done = np.empty(_BLOCK, dtype=np.bool_)
+    # per network: the last row's board, inputs and first-layer sums, and whether this block has one yet
+    last = _LastRows(
+        np.empty((3, 26), dtype=boards.dtype),
+        np.empty((3, n_in), dtype=np.float32),
+        np.empty((3, width), dtype=np.float32),
+        np.zeros(3, dtype=np.bool_),
+        np.empty(n_in, dtype=np.int64),
+        np.empty(n_in, dtype=np.float32),
+    )
     for start in range(0, n, _BLOCK):
         stop = min(n, start + _BLOCK)
         blk = boards[start:stop]
         xb = x[: stop - start]
         _terminal(blk, out[start:stop], done)  # finished games: their exact scores
         fill_inputs(blk, xb, version)
+        last.have[:] = False  # a fresh start each block: the rounding of the updates never piles up
         for r in range(stop - start):
             if done[r]:
                 continue
             o = out[start + r]
             if route is None:
-                _forward(xb[r], rows0, net0, h_a, h_b, o)
+                _forward(blk[r], xb[r], rows0, net0, 0, full, last, h_a, h_b, o)
             else:
                 k = route[class_of(blk[r])]
                 if k == 0:
-                    _forward(xb[r], rows0, net0, h_a, h_b, o)
+                    _forward(blk[r], xb[r], rows0, net0, 0, full, last, h_a, h_b, o)
                 elif k == 1:
-                    _forward(xb[r], rows1, net1, h_a, h_b, o)
+                    _forward(blk[r], xb[r], rows1, net1, 1, full, last, h_a, h_b, o)
                 else:
-                    _forward(xb[r], rows2, net2, h_a, h_b, o)
+                    _forward(blk[r], xb[r], rows2, net2, 2, full, last, h_a, h_b, o)
             _consistent(o)
+
+
+class _LastRows(NamedTuple):
+    """:func:`_net_probs`' memory of the last row each network answered (index 0-2), and scratch."""
+
+    board: NDArray[np.int8]  # (3, 26)
+    x: NDArray[np.float32]  # (3, inputs)
+    h: NDArray[np.float32]  # (3, hidden): the first layer's sums before activation
+    have: NDArray[np.bool_]  # (3,)
+    units: NDArray[np.int64]  # scratch: the inputs that may differ
+    deltas: NDArray[np.float32]  # scratch: their changes
 
 
 @njit(cache=True, inline="always")
 def _forward(
+    board: NDArray[np.int8],
     x: NDArray[np.float32],
     point_rows: NDArray[np.float32],
     net: Compiled,
+    k: int,
+    full: bool,
+    last: _LastRows,
     h_a: NDArray[np.float32],
     h_b: NDArray[np.float32],
     out: NDArray[np.float32],
 ) -> None:
-    """One encoded row through ``net`` into ``out`` (:func:`~bgbot.eval.inference.forward_row` with the
-    first layer taken point by point)."""
-    _first_layer(x, point_rows, net, h_a)
+    """One encoded row (``board``, inputs ``x``) through network ``k`` (``net``) into ``out``
+    (:func:`~bgbot.eval.inference.forward_row`, the first layer in full or from the network's last row)."""
+    width = net[0][0].shape[1]
+    h = last.h[k, :width]
+    if full or not last.have[k]:
+        _first_layer(x, point_rows, net, h_a)
+        if not full:
+            h[:] = h_a[:width]
+            last.x[k, :] = x
+            last.board[k, :] = board
+            last.have[k] = True
+    else:
+        _first_layer_delta(board, x, last.board[k], last.x[k], h, net[0][0], last.units, last.deltas)
+        h_a[:width] = h
     forward_tail(net, h_a, h_b, out)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"}, inline="always")
+def _first_layer_delta(
+    board: NDArray[np.int8],
+    x: NDArray[np.float32],
+    last_board: NDArray[np.int8],
+    last_x: NDArray[np.float32],
+    h: NDArray[np.float32],
+    w0: NDArray[np.float32],
+    units: NDArray[np.int64],
+    deltas: NDArray[np.float32],
+) -> None:
+    """Move ``h`` (the first layer's sums of ``last_x``) to those of ``x``: ``h += (x - last_x) @ w0`` over the
+    inputs that differ; ``last_board``/``last_x`` become ``board``/``x``.
+
+    A point's four version 1 units change only where the board's count on that slot does, so those are
+    looked for through the 26 slots; the other units (bars, checkers off, every hand-made feature) are
+    compared one by one.  The weight rows are added four at a time (one pass over ``h`` for four inputs).
+    """
+    m = 0
+    for s in range(1, 25):
+        if board[s] != last_board[s]:
+            mine = (s - 1) * 4  # my point s, then the opponent's point 25 - s (its own numbering)
+            theirs = 98 + (24 - s) * 4
+            for u in range(4):
+                units[m] = mine + u
+                units[m + 1] = theirs + u
+                m += 2
+            last_board[s] = board[s]
+    if board[25] != last_board[25]:
+        units[m] = 96  # my bar
+        m += 1
+        last_board[25] = board[25]
+    if board[0] != last_board[0]:
+        units[m] = 194  # the opponent's bar
+        m += 1
+        last_board[0] = board[0]
+    units[m] = 97  # checkers off, mine and the opponent's
+    units[m + 1] = 195
+    m += 2
+    for i in range(_TESAURO_UNITS, x.shape[0]):
+        if x[i] != last_x[i]:
+            units[m] = i
+            m += 1
+    q = 0
+    for t in range(m):
+        i = units[t]
+        d = x[i] - last_x[i]
+        if d != 0.0:
+            units[q] = i
+            deltas[q] = d
+            q += 1
+            last_x[i] = x[i]
+    n = h.shape[0]
+    t = 0
+    while t + 4 <= q:
+        w1 = w0[units[t]]
+        w2 = w0[units[t + 1]]
+        w3 = w0[units[t + 2]]
+        w4 = w0[units[t + 3]]
+        d1 = deltas[t]
+        d2 = deltas[t + 1]
+        d3 = deltas[t + 2]
+        d4 = deltas[t + 3]
+        for j in range(n):
+            h[j] += (d1 * w1[j] + d2 * w2[j]) + (d3 * w3[j] + d4 * w4[j])
+        t += 4
+    while t < q:
+        wi = w0[units[t]]
+        d1 = deltas[t]
+        for j in range(n):
+            h[j] += d1 * wi[j]
+        t += 1
 
 
 @njit(cache=True, inline="always")
@@ -260,6 +384,44 @@ def _kernel_nets(route: NDArray[np.int8], nets: list[tuple[Compiled, NDArray[np.
     return (route, *(a for net, rows in three for a in (rows, net)))
 
 
+#: a thread of a split batch gets this many rows at least (about 0.3 ms of work: a thread's hand-over costs
+#: tens of microseconds)
+THREAD_MIN_ROWS = 192
+_THREAD_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def check_threads(threads: object) -> int:
+    """``threads`` as a whole number from 1 to 256, else a ``ConfigError`` quoting it."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+        raise ConfigError(f"threads must be a whole number from 1 to 256, got {quote_input(threads)}")
+    return threads
+
+
+def default_threads() -> int:
+    """Threads an engine's network uses by default: ``BGBOT_THREADS`` when set (a process pool's workers are
+    given 1), else the cores this process may run on, at most 4."""
+    env = os.environ.get("BGBOT_THREADS")
+    if env is not None:
+        try:
+            value = int(env)
+        except ValueError:
+            raise ConfigError(f"BGBOT_THREADS must be a whole number from 1 to 256, got {env!r}") from None
+        return check_threads(value)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
+def _thread_pool(n: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``n - 1`` threads (the calling thread takes the first part itself)."""
+    pool = _THREAD_POOLS.get(n)
+    if pool is None:
+        pool = _THREAD_POOLS[n] = ThreadPoolExecutor(n - 1, thread_name_prefix="bgbot-net")
+    return pool
+
+
 class NetEvaluator:
     """A network as an :class:`Evaluator` (no gradients, finished games exact, probabilities consistent).
 
@@ -272,11 +434,17 @@ class NetEvaluator:
     rest and for every class without a network of its own.
     """
 
-    def __init__(self, net: NumpyNet | ValueNet) -> None:
+    def __init__(self, net: NumpyNet | ValueNet, *, row_by_row: bool = False, threads: int = 1) -> None:
         if hasattr(net, "eval"):
             net.eval()  # a torch module: inference mode for its layers
         self.net = net
         self.version = net.spec.encoding_version
+        #: every row's first layer in full, so that each answer is that row's alone, bit for bit, whatever else
+        #: the batch holds (:func:`_net_probs`; the label bank's labels are made so); else about 1.5x faster
+        self.row_by_row = row_by_row
+        #: threads a big batch is split across (:data:`THREAD_MIN_ROWS` rows a thread at least; the compiled pass
+        #: releases the GIL); the answers are the same with any number (the split falls between row blocks)
+        self.threads = check_threads(threads)
         by_class = getattr(net, "by_class", {})  # a torch network (self-play) has none
         #: the networks by index (0: the main one) and, per PositionClass code, the index that answers it
         self._nets: list[NumpyNet | ValueNet] = [net, *by_class.values()]
@@ -331,16 +499,28 @@ class NetEvaluator:
                 raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
             out = np.empty((boards.shape[0], 5), dtype=np.float32)
             if self._fused is not None:
-                _net_probs(boards, self.version, *self._fused, out)
+                parts = min(self.threads, boards.shape[0] // THREAD_MIN_ROWS)
+                if parts <= 1:
+                    _net_probs(boards, self.version, *self._fused, out, self.row_by_row)
+                    return out
+                # cut at whole blocks (each starts afresh), so that the answers are those of one call
+                step = -(-boards.shape[0] // parts // _BLOCK) * _BLOCK
+                cuts = [*range(0, boards.shape[0], step), boards.shape[0]]
+                pool = _thread_pool(parts)
+                rest = [pool.submit(_net_probs, boards[a:b], self.version, *self._fused, out[a:b], self.row_by_row)
+                        for a, b in itertools.pairwise(cuts[1:])]
+                _net_probs(boards[: cuts[1]], self.version, *self._fused, out[: cuts[1]], self.row_by_row)
+                for f in rest:
+                    f.result()
                 return out
             for i, sel in self._groups(boards):
                 one = _kernel_nets(self._route, self._compiled[i : i + 1])
                 version = self._nets[i].spec.encoding_version
                 if isinstance(sel, slice):
-                    _net_probs(boards, version, *one, out)
+                    _net_probs(boards, version, *one, out, self.row_by_row)
                 else:
                     part = np.empty((len(sel), 5), dtype=np.float32)
-                    _net_probs(boards[sel], version, *one, part)
+                    _net_probs(boards[sel], version, *one, part, self.row_by_row)
                     out[sel] = part
             return out
         done, exact = terminal_probs(boards)
@@ -348,6 +528,25 @@ class NetEvaluator:
         if done.any():
             probs[done] = exact[done]
         return probs
+
+
+def row_by_row(evaluator: Evaluator) -> Evaluator:
+    """A copy of ``evaluator`` whose every answer is its row's alone, bit for bit, whatever else the batch
+    holds: a :class:`NetEvaluator` with :attr:`~NetEvaluator.row_by_row` set, or a wrapper of one in its
+    ``base`` (as :class:`bgbot.engine.search.BearoffEvaluator`) with its base so copied.  Anything else is
+    returned as it is.  Each answer is from its row's side on roll, as ``evaluator``'s."""
+    if isinstance(evaluator, NetEvaluator):
+        if evaluator.row_by_row:
+            return evaluator
+        twin = copy.copy(evaluator)
+        twin.row_by_row = True
+        return twin
+    base = getattr(evaluator, "base", None)
+    if isinstance(base, NetEvaluator) and not base.row_by_row:
+        wrapper = copy.copy(evaluator)
+        wrapper.base = row_by_row(base)  # type: ignore[attr-defined]
+        return wrapper
+    return evaluator
 
 
 @njit(cache=True)

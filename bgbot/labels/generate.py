@@ -320,8 +320,11 @@ def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, 
     and the CPU seconds it took.
     """
     from bgbot.engine.rollout import rollout_probs
+    from bgbot.eval.evaluate import row_by_row
     from bgbot.rules.position import PositionClass, classify_boards
 
+    # each evaluation its row's alone, bit for bit, so that a label is remade exactly from its seed
+    evaluator = row_by_row(evaluator)
     settings = settings_from_meta(payload["settings"])
     boards = _unpack(payload["boards"]).astype(np.int8)
     t0 = time.process_time()
