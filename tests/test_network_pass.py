@@ -10,6 +10,7 @@ that a batch split across threads gets the answers of one thread.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -121,3 +122,24 @@ def test_thread_counts_are_checked(monkeypatch: pytest.MonkeyPatch, shipped: Net
         default_threads()
     monkeypatch.delenv("BGBOT_THREADS")
     assert 1 <= default_threads() <= 4
+
+
+def test_shards_record_how_the_network_ran_and_verify_remakes_either_kind(tmp_path: Path) -> None:
+    """A shard of the default pass is verified task by task, one made row by row row by row; a shard listed
+    before the setting existed reads as row by row (the way it was made)."""
+    from bgbot.labels.bank import read_manifest
+    from bgbot.labels.generate import LabelSettings, generate, settings_from_meta, verify
+
+    for flag in (False, True):
+        bank = tmp_path / f"bank-{flag}"
+        st = LabelSettings(trials=36, truncate=7, crashed_truncate=7, batch=4, pool=8, row_by_row=flag)
+        generate(bank, 5.0, settings=st, seed=4, max_shards=1, progress=False)
+        entry = read_manifest(bank)["shards"][0]
+        assert entry["settings"]["row_by_row"] is flag
+        for first in (1, 3):
+            assert verify(bank, bank / entry["file"], first) == (first, 0.0)
+    old = dict(entry["settings"])
+    del old["row_by_row"]
+    assert settings_from_meta(old).row_by_row
+    with pytest.raises(ConfigError, match="row_by_row must be True or False"):
+        LabelSettings(row_by_row="yes")  # type: ignore[arg-type]
