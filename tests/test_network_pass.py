@@ -3,8 +3,8 @@
 :class:`~bgbot.eval.evaluate.NetEvaluator` answers a batch by taking the first row of each block in full and
 every later row from its network's previous row, adding only the weight rows of the inputs that differ.  These
 tests hold that pass to the row-by-row one (``row_by_row=True``, every first layer in full), which answers each
-row alone bit for bit, check that the label bank is made row by row whatever evaluator a task is given, and
-that a batch split across threads gets the answers of one thread.
+row alone bit for bit, check that a label task asked to run row by row does so whatever evaluator it is given,
+that shards of either kind verify, and that a batch split across threads gets the answers of one thread.
 """
 
 from __future__ import annotations
@@ -86,10 +86,10 @@ def test_row_by_row_copies_the_evaluator_and_reaches_through_a_wrapper(shipped: 
     assert row_by_row(plain) is plain  # nothing to switch
 
 
-def test_a_label_task_is_row_by_row_whatever_evaluator_it_is_given(shipped: NetEvaluator) -> None:
+def test_a_row_by_row_label_task_is_so_whatever_evaluator_it_is_given(shipped: NetEvaluator) -> None:
     from bgbot.labels.generate import LabelSettings, _pack, label_task
 
-    settings = dataclasses.asdict(LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=4))
+    settings = dataclasses.asdict(LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=4, row_by_row=True))
     boards = _game_boards(40, seed=9)[10:14]
     payload = {"boards": _pack(boards), "settings": settings}
     fast = label_task(BearoffEvaluator(shipped), payload, 21)
