@@ -71,7 +71,8 @@ def test_deeper_plays_are_valued_by_the_opponents_cube_decision_at_that_ply(
         assert deep and a.kind == CUBEFUL_MONEY
         for c in a.candidates:
             d = engine.cube_action(c.result, theirs, ply=c.ply)
-            assert c.equity == pytest.approx(-d.equity_optimal, abs=1e-9)
+            # the same figure up to the network pass's float32 rounding, which depends on a row's neighbours
+            assert c.equity == pytest.approx(-d.equity_optimal, abs=1e-6)
             if c.ply == 2:
                 opp = flip_probs(np.asarray(c.probs)[None, :])[0]
                 once = money_cube_decision(opp, cube_value=theirs.cube, owner=their_owner,
@@ -87,7 +88,7 @@ def test_three_ply_plays_are_valued_by_the_three_ply_cube_decision(engine: Engin
     a = engine.best_move(Position.from_id(r["position"]), r["dice"], 3)
     assert [c.ply for c in a.candidates].count(3) >= 1
     for c in a.candidates:
-        assert c.equity == pytest.approx(-engine.cube_action(c.result, ply=c.ply).equity_optimal, abs=1e-9)
+        assert c.equity == pytest.approx(-engine.cube_action(c.result, ply=c.ply).equity_optimal, abs=1e-6)
 
 
 def test_at_double_match_point_only_winning_counts(engine: Engine) -> None:

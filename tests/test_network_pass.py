@@ -143,3 +143,18 @@ def test_shards_record_how_the_network_ran_and_verify_remakes_either_kind(tmp_pa
     assert settings_from_meta(old).row_by_row
     with pytest.raises(ConfigError, match="row_by_row must be True or False"):
         LabelSettings(row_by_row="yes")  # type: ignore[arg-type]
+
+
+def test_a_search_generates_its_moves_across_threads_in_the_same_order() -> None:
+    from bgbot.engine.search import SUCC_MIN_ROWS, _successors
+    from bgbot.rules.dice import ROLLS
+
+    boards = _game_boards(400, seed=14)
+    rep = np.repeat(boards, len(ROLLS), axis=0)
+    dice = np.tile(np.array(ROLLS, dtype=np.int64), (len(boards), 1))
+    assert rep.shape[0] >= 4 * SUCC_MIN_ROWS
+    want = successors_batch(rep, dice)
+    for n in (1, 2, 3):
+        got = _successors(BearoffEvaluator(NetEvaluator(load_model().net, threads=n)), rep, dice)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])

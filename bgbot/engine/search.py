@@ -48,7 +48,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,15 @@ from numpy.typing import NDArray
 
 from bgbot.errors import ConfigError, InvalidPositionError, ascii_int, quote_input
 from bgbot.eval.bearoff import get_bearoff_db, home_rows
-from bgbot.eval.evaluate import Evaluator, equity, evaluate_distinct, flip_probs, segment_argmax, terminal_probs
+from bgbot.eval.evaluate import (
+    Evaluator,
+    equity,
+    evaluate_distinct,
+    flip_probs,
+    segment_argmax,
+    terminal_probs,
+    thread_pool,
+)
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
 from bgbot.rules.matchstate import MatchState
@@ -95,6 +103,25 @@ MAX_EXPAND = 8192
 
 # The 21 distinct rolls, gnubg's order, and their probabilities (a non-double can come two ways).
 _ROLLS_ARR = np.array(ROLLS, dtype=np.int64)
+#: a thread of a split move generation gets this many (position, roll) rows at least (a few microseconds each)
+SUCC_MIN_ROWS = 128
+
+
+def _successors(evaluator: Evaluator, rep: NDArray[np.int8], dice: NDArray[np.int64]
+                ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """:func:`~bgbot.rules.movegen.successors_batch` of ``rep`` with ``dice`` (one roll a row), split across the
+    threads of ``evaluator``'s network (``threads`` of it or of its ``base``); the same rows in the same order."""
+    threads = getattr(evaluator, "threads", None) or getattr(getattr(evaluator, "base", None), "threads", 1)
+    parts = min(int(threads), rep.shape[0] // SUCC_MIN_ROWS)
+    if parts <= 1:
+        return successors_batch(rep, dice)
+    cuts = np.linspace(0, rep.shape[0], parts + 1).astype(np.int64)
+    pool = thread_pool(parts)
+    rest = [pool.submit(successors_batch, rep[a:b], dice[a:b]) for a, b in pairwise(cuts[1:])]
+    done = [successors_batch(rep[: cuts[1]], dice[: cuts[1]]), *(f.result() for f in rest)]
+    succ = np.concatenate([d[0] for d in done])
+    parent = np.concatenate([d[1] + start for d, start in zip(done, cuts[:-1], strict=True)])
+    return succ, parent
 NO_MOVE = "cannot move"
 _new = object.__new__
 _setattr = object.__setattr__
@@ -324,7 +351,7 @@ def lookahead_probs(
         return out
     rep = np.repeat(boards[live], nr, axis=0)  # (L*21, 26): row k*21 + r is board k with roll r
     dice = np.tile(_ROLLS_ARR, (live.size, 1))
-    succ, parent = successors_batch(rep, dice)  # (M, 26) from the opponent's view; passes included
+    succ, parent = _successors(evaluator, rep, dice)  # (M, 26) from the opponent's view; passes included
     v = np.asarray(evaluate_distinct(evaluator, succ), dtype=np.float64)  # (M, 5) the opponent's view
     # the mover maximises its own value
     value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
@@ -352,7 +379,7 @@ def best_plays(
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     rep = np.repeat(boards, len(ROLLS), axis=0)
     dice = np.tile(_ROLLS_ARR, (boards.shape[0], 1))
-    succ, parent = successors_batch(rep, dice)  # passes included
+    succ, parent = _successors(evaluator, rep, dice)  # passes included
     v = np.asarray(evaluate_distinct(evaluator, succ), dtype=np.float64)
     value = -equity(v) if choose is None else choose[0](flip_probs(v), succ)
     best = segment_argmax(value, parent, rep.shape[0])

@@ -414,7 +414,7 @@ def default_threads() -> int:
     return max(1, min(cores, 4))
 
 
-def _thread_pool(n: int) -> ThreadPoolExecutor:
+def thread_pool(n: int) -> ThreadPoolExecutor:
     """A process-wide pool of ``n - 1`` threads (the calling thread takes the first part itself)."""
     pool = _THREAD_POOLS.get(n)
     if pool is None:
@@ -506,7 +506,7 @@ class NetEvaluator:
                 # cut at whole blocks (each starts afresh), so that the answers are those of one call
                 step = -(-boards.shape[0] // parts // _BLOCK) * _BLOCK
                 cuts = [*range(0, boards.shape[0], step), boards.shape[0]]
-                pool = _thread_pool(parts)
+                pool = thread_pool(parts)
                 rest = [pool.submit(_net_probs, boards[a:b], self.version, *self._fused, out[a:b], self.row_by_row)
                         for a, b in itertools.pairwise(cuts[1:])]
                 _net_probs(boards[: cuts[1]], self.version, *self._fused, out[: cuts[1]], self.row_by_row)

@@ -394,7 +394,7 @@ def _scratch() -> tuple[
     return buf, small[:_ROWS], large[:_ROWS], large[_ROWS : 2 * _ROWS], small[_ROWS:], large[2 * _ROWS :]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # threads may generate parts of one batch at once (bgbot.engine.search)
 def _batch(
     boards: NDArray[np.int8], dice: NDArray[np.int64], include_pass: bool, weights: NDArray[np.int64]
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
