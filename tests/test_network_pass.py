@@ -117,9 +117,10 @@ def test_thread_counts_are_checked(monkeypatch: pytest.MonkeyPatch, shipped: Net
     assert default_threads() == 3
     assert Engine.load().base.threads == 3  # type: ignore[attr-defined]
     assert Engine.load(threads=1).base.threads == 1  # type: ignore[attr-defined]
-    monkeypatch.setenv("BGBOT_THREADS", "many")
-    with pytest.raises(ConfigError, match=r"BGBOT_THREADS must be a whole number.*'many'"):
-        default_threads()
+    for bad in ("many", "0", "-2", "1e3", "999"):
+        monkeypatch.setenv("BGBOT_THREADS", bad)
+        with pytest.raises(ConfigError, match=rf"BGBOT_THREADS must be a whole number.*'{bad}'"):
+            default_threads()
     monkeypatch.delenv("BGBOT_THREADS")
     assert 1 <= default_threads() <= 4
 

@@ -402,11 +402,10 @@ def default_threads() -> int:
     given 1), else the cores this process may run on, at most 4."""
     env = os.environ.get("BGBOT_THREADS")
     if env is not None:
-        try:
-            value = int(env)
-        except ValueError:
-            raise ConfigError(f"BGBOT_THREADS must be a whole number from 1 to 256, got {env!r}") from None
-        return check_threads(value)
+        value = int(env) if env.strip().isdigit() else 0
+        if not 1 <= value <= 256:
+            raise ConfigError(f"BGBOT_THREADS must be a whole number from 1 to 256, got {quote_input(env)}")
+        return value
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -440,7 +439,7 @@ class NetEvaluator:
         self.net = net
         self.version = net.spec.encoding_version
         #: every row's first layer in full, so that each answer is that row's alone, bit for bit, whatever else
-        #: the batch holds (:func:`_net_probs`; the label bank's labels are made so); else about 1.5x faster
+        #: the batch holds (:func:`_net_probs`; the label bank's older labels were made so); else 1.4 times faster
         self.row_by_row = row_by_row
         #: threads a big batch is split across (:data:`THREAD_MIN_ROWS` rows a thread at least; the compiled pass
         #: releases the GIL); the answers are the same with any number (the split falls between row blocks)
