@@ -111,7 +111,8 @@ def test_match_context_is_seen_from_the_side_on_roll(talk: Talk, engine: Engine)
 def test_options(talk: Talk) -> None:
     assert talk.ask("setoption name Ply value 2", "get engine.ply") == ["value engine.ply 2"]
     assert talk.ask("set engine.eval_mode cubeless", "get engine.eval_mode") == ["value engine.eval_mode cubeless"]
-    assert talk.ask("setoption name Threads value 4") == []
+    assert talk.ask("setoption name Threads value 3", "get engine.threads") == ["value engine.threads 3"]
+    assert talk.ask("setoption name Threads value 0")[0].startswith("error bad_argument")
     assert any(x.startswith("key engine.ply int 1..3 2") for x in talk.ask("keys"))
     assert talk.ask("setoption name Ply value 7")[0].startswith("error bad_argument")
     assert talk.ask("setoption name Variant value nackgammon")[0].startswith("error unsupported_feature")

@@ -128,6 +128,7 @@ OPTIONS = (
     "option name CubePly type spin default {cube_ply} min 1 max 3",
     "option name EvalMode type combo default cubeful var cubeful var cubeless",
     "option name Deterministic type check default true",
+    "option name Threads type spin default {threads} min 1 max 256",
 )
 
 
@@ -155,6 +156,10 @@ class UbgiSession:
         """Write one answer line and flush it."""
         self.out.write(line + "\n")
         self.out.flush()
+
+    def _threads(self) -> int:
+        """The threads the engine's network splits a big batch across (1 for a network without threads)."""
+        return int(getattr(self._engine().base, "threads", 1))
 
     def _engine(self) -> Engine:
         if self.engine is None:
@@ -217,7 +222,7 @@ class UbgiSession:
         self.say(f"proto {PROTOCOL}")
         self.say(f"info string {engine.describe()}")
         for o in OPTIONS:
-            self.say(o.format(ply=self.ply, cube_ply=self.cube_ply))
+            self.say(o.format(ply=self.ply, cube_ply=self.cube_ply, threads=self._threads()))
         self.say("ubgiok")
 
     def _option(self, name: str, value: str) -> None:
@@ -230,8 +235,14 @@ class UbgiSession:
             if value.lower() not in ("cubeful", "cubeless"):
                 raise UbgiError("bad_argument", f"EvalMode is cubeful or cubeless, got {value!r}")
             self.cubeless = value.lower() == "cubeless"
-        elif key in ("threads", "seed", "deterministic"):
-            pass  # bgbot's answers are deterministic and single-threaded whatever these say
+        elif key == "threads":
+            # the threads a big batch of the network is split across: the same answers with any number
+            net = self._engine().base
+            n = _int(value, "Threads", 1, 256)
+            if hasattr(net, "threads"):
+                net.threads = n
+        elif key in ("seed", "deterministic"):
+            pass  # bgbot's answers are deterministic whatever these say
         elif key in ("variant", "game.variant"):
             if value.lower() != "backgammon":
                 raise UbgiError("unsupported_feature", f"variant {value!r}: bgbot plays backgammon only")
@@ -250,20 +261,22 @@ class UbgiSession:
         self._option(args[0], args[1])
 
     def _get(self, args: list[str]) -> None:
-        values = {
-            "engine.ply": self.ply,
-            "engine.cube_ply": self.cube_ply,
-            "engine.eval_mode": "cubeless" if self.cubeless else "cubeful",
-            "game.variant": "backgammon",
+        values: dict[str, Callable[[], object]] = {
+            "engine.ply": lambda: self.ply,
+            "engine.cube_ply": lambda: self.cube_ply,
+            "engine.eval_mode": lambda: "cubeless" if self.cubeless else "cubeful",
+            "engine.threads": self._threads,  # (loads the engine: asked for only)
+            "game.variant": lambda: "backgammon",
         }
         if len(args) != 1 or args[0] not in values:
             raise UbgiError("bad_argument", f"get one of {', '.join(values)}, got {' '.join(args)!r}")
-        self.say(f"value {args[0]} {values[args[0]]}")
+        self.say(f"value {args[0]} {values[args[0]]()}")
 
     def _keys(self, args: list[str]) -> None:
         self.say(f"key engine.ply int 1..3 {self.ply} root-inclusive checker-play depth (XG numbering)")
         self.say(f"key engine.cube_ply int 1..3 {self.cube_ply} depth of cube decisions")
         self.say("key engine.eval_mode enum cubeful|cubeless cubeful ranking of checker plays")
+        self.say(f"key engine.threads int 1..256 {self._threads()} threads a big batch of positions is split across")
         self.say("key game.variant enum backgammon backgammon")
 
     # ---- context ----------------------------------------------------------------
