@@ -40,7 +40,8 @@ analysis uses its 0-ply): the value of the best play of the roll rolled minus
 the average value of the best play over all 36 rolls (the 30 non-doubles for
 the opening roll), positive = lucky.  Unlike gnubg's, the values are
 cubeless (dead cube: the match equity table after each outcome, in EMG), so
-that a roll costs one batched network call rather than 21 cubeful searches.
+that the rolls of a whole game cost one batched network call (split across the
+engine's threads) rather than 21 cubeful searches a roll.
 """
 
 from __future__ import annotations
