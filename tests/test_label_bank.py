@@ -337,3 +337,15 @@ def test_the_labeller_gives_its_core_up_to_any_other_work() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "True"]
+
+
+def test_stats_count_the_bank_and_its_cost_by_network_pass(bank: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = json.loads((bank / MANIFEST).read_text())
+    assert cli_main(["label", "stats", "--bank", str(bank), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["shards"] == 2 and out["labels"] == 2 * FAST.pool == out["positions"]
+    kind = "row_by_row" if FAST.row_by_row else "default_pass"
+    per_label = sorted(e["cpu_seconds"] / e["count"] for e in manifest["shards"])
+    assert set(out["cpu_seconds_a_label"]) == {kind}
+    assert out["cpu_seconds_a_label"][kind] == pytest.approx(sum(per_label) / 2, abs=1e-3)  # the median of two
+    assert out["labels_a_wall_hour"][kind] > 0

@@ -108,9 +108,33 @@ def _cmd_stats(args: argparse.Namespace) -> int:
         "by_class": {PositionClass(c).name.lower(): int((labels.cls == c).sum()) for c in np.unique(labels.cls)},
         "by_source": {SOURCES[s]: int((labels.source == s).sum()) for s in np.unique(labels.source)},
         "rms_se": float(np.sqrt((labels.se.astype(np.float64) ** 2).mean())) if len(labels) else None,
+        # per shard (the manifest's wall and CPU seconds), medians, by the network pass that made them
+        **_throughput(entries),
     }
     print(json.dumps(out, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
     return 0
+
+
+def _throughput(entries: list[dict[str, object]]) -> dict[str, dict[str, float]]:
+    """Median CPU seconds a label and labels a wall-clock hour of the shards, by how the network ran
+    (``row_by_row`` shards, and shards of the default pass); shards without the figures are left out."""
+    import statistics
+
+    cpu: dict[str, list[float]] = {}
+    rate: dict[str, list[float]] = {}
+    for e in entries:
+        count, wall, used = e.get("count"), e.get("wall_seconds"), e.get("cpu_seconds")
+        settings = e.get("settings")
+        if not (isinstance(count, int) and count > 0 and isinstance(wall, int | float) and wall > 0
+                and isinstance(used, int | float) and isinstance(settings, dict)):
+            continue
+        kind = "row_by_row" if settings.get("row_by_row", True) else "default_pass"
+        cpu.setdefault(kind, []).append(used / count)
+        rate.setdefault(kind, []).append(3600.0 * count / wall)
+    return {
+        "cpu_seconds_a_label": {k: round(statistics.median(v), 3) for k, v in sorted(cpu.items())},
+        "labels_a_wall_hour": {k: round(statistics.median(v)) for k, v in sorted(rate.items())},
+    }
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
