@@ -153,7 +153,8 @@ def test_class_networks_of_another_encoding_are_answered_batch_by_batch(three_ne
     crashed = cls == PositionClass.CRASHED
     contact = cls == PositionClass.CONTACT
     assert crashed.sum() > 10
-    np.testing.assert_array_equal(got[crashed], NetEvaluator(mixed.by_class["crashed"], row_by_row=True)(boards)[crashed])
+    np.testing.assert_array_equal(got[crashed],
+                                  NetEvaluator(mixed.by_class["crashed"], row_by_row=True)(boards)[crashed])
     np.testing.assert_array_equal(got[contact],
                                   NetEvaluator(NumpyNet(mixed.spec, mixed.layers), row_by_row=True)(boards)[contact])
     np.testing.assert_allclose(NetEvaluator(mixed)(boards), got, rtol=0, atol=5e-6)

@@ -35,7 +35,8 @@ def test_sigterm_mid_interval_resumes_bit_for_bit(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     first_interval = json.loads((whole / "metrics.jsonl").read_text().splitlines()[0])["games_trained"]
 
-    proc = subprocess.Popen(_train(cut, "--games", "1000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(_train(cut, "--games", "1000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
     try:
         deadline = time.time() + 300
         while not (cut / "checkpoint.pt").exists() and proc.poll() is None and time.time() < deadline:
