@@ -15,6 +15,7 @@ from serve_helpers import free_port, live_server, stop
 
 from bgbot.cli.serve import default_workers
 from bgbot.engine.api import Engine
+from bgbot.eval.evaluate import default_threads
 from bgbot.serve.service import ServeConfig
 
 START = "4HPwATDgc/ABMA"
@@ -103,6 +104,8 @@ def test_bgbot_serve_command(tmp_path: object) -> None:
                 time.sleep(0.2)
         assert h.json()["ply"] == 1 and h.json()["max_ply"] == 2
         assert h.json()["workers"] == default_workers()  # one worker process per core by default
+        # several workers: each engine on one thread; one worker: the engine's default threads
+        assert h.json()["threads"] == (1 if default_workers() > 1 else default_threads())
         r = httpx.post(f"http://127.0.0.1:{port}/v1/eval", json={"position": START, "ply": 3}, timeout=30)
         assert r.status_code == 400 and r.json()["error"]["field"] == "ply"
     finally:
