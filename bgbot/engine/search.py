@@ -122,6 +122,8 @@ def _successors(evaluator: Evaluator, rep: NDArray[np.int8], dice: NDArray[np.in
     succ = np.concatenate([d[0] for d in done])
     parent = np.concatenate([d[1] + start for d, start in zip(done, cuts[:-1], strict=True)])
     return succ, parent
+
+
 NO_MOVE = "cannot move"
 _new = object.__new__
 _setattr = object.__setattr__
