@@ -213,6 +213,11 @@ class Engine:
         return cls(NetEvaluator(net), **kwargs)
 
     @property
+    def threads(self) -> int:
+        """The threads the network splits a big batch of positions across (1 for a network without threads)."""
+        return int(getattr(self.base, "threads", 1))
+
+    @property
     def met(self) -> MatchEquityTable:
         """The match equity table for match cube decisions (default: the shipped Kazaross XG2 table)."""
         if self._met is None or isinstance(self._met, str):

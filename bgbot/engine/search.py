@@ -48,7 +48,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import chain, pairwise
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,9 +62,9 @@ from bgbot.eval.evaluate import (
     equity,
     evaluate_distinct,
     flip_probs,
+    in_parts,
     segment_argmax,
     terminal_probs,
-    thread_pool,
 )
 from bgbot.formats.ids import format_xgid
 from bgbot.rules.dice import ROLL_WEIGHTS, ROLLS, parse_dice
@@ -109,18 +109,14 @@ SUCC_MIN_ROWS = 128
 
 def _successors(evaluator: Evaluator, rep: NDArray[np.int8], dice: NDArray[np.int64]
                 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
-    """:func:`~bgbot.rules.movegen.successors_batch` of ``rep`` with ``dice`` (one roll a row), split across the
-    threads of ``evaluator``'s network (``threads`` of it or of its ``base``); the same rows in the same order."""
-    threads = getattr(evaluator, "threads", None) or getattr(getattr(evaluator, "base", None), "threads", 1)
-    parts = min(int(threads), rep.shape[0] // SUCC_MIN_ROWS)
-    if parts <= 1:
-        return successors_batch(rep, dice)
-    cuts = np.linspace(0, rep.shape[0], parts + 1).astype(np.int64)
-    pool = thread_pool(parts)
-    rest = [pool.submit(successors_batch, rep[a:b], dice[a:b]) for a, b in pairwise(cuts[1:])]
-    done = [successors_batch(rep[: cuts[1]], dice[: cuts[1]]), *(f.result() for f in rest)]
-    succ = np.concatenate([d[0] for d in done])
-    parent = np.concatenate([d[1] + start for d, start in zip(done, cuts[:-1], strict=True)])
+    """:func:`~bgbot.rules.movegen.successors_batch` of ``rep`` with ``dice`` (one roll a row), split across
+    ``evaluator.threads`` threads (one where it has none); the same rows in the same order."""
+    done = in_parts(rep.shape[0], int(getattr(evaluator, "threads", 1)), SUCC_MIN_ROWS,
+                    lambda a, b: (a, successors_batch(rep[a:b], dice[a:b])))
+    if len(done) == 1:
+        return done[0][1]
+    succ = np.concatenate([s for _, (s, _) in done])
+    parent = np.concatenate([p + a for a, (_, p) in done])
     return succ, parent
 
 
@@ -241,6 +237,11 @@ class BearoffEvaluator:
         self.base = base
         self._db = db
         self._path = path
+
+    @property
+    def threads(self) -> int:
+        """The threads ``base`` splits a big batch across (1 where it has no such setting)."""
+        return int(getattr(self.base, "threads", 1))
 
     @property
     def db(self) -> BearoffDB:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import copy
 import itertools
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # torch loads only with the first network: pubeval and the ru
     from bgbot.eval.nets import ValueNet
 
 Probs = NDArray[np.float32]  # (N, 5)
+T = TypeVar("T")
 
 
 class Evaluator(Protocol):
@@ -413,12 +415,28 @@ def default_threads() -> int:
     return max(1, min(cores, 4))
 
 
-def thread_pool(n: int) -> ThreadPoolExecutor:
+def _thread_pool(n: int) -> ThreadPoolExecutor:
     """A process-wide pool of ``n - 1`` threads (the calling thread takes the first part itself)."""
     pool = _THREAD_POOLS.get(n)
     if pool is None:
         pool = _THREAD_POOLS[n] = ThreadPoolExecutor(n - 1, thread_name_prefix="bgbot-net")
     return pool
+
+
+def in_parts(n: int, threads: int, min_rows: int, work: Callable[[int, int], T], *, align: int = 1) -> list[T]:
+    """``work(a, b)`` for consecutive parts ``[a, b)`` of ``range(n)``, their results in order.
+
+    At most ``threads`` parts of ``min_rows`` rows or more, cut at multiples of ``align``; the first runs in the
+    calling thread, the others on a process-wide pool (``work`` releases the GIL to gain from it).  One part,
+    ``work(0, n)``, where ``n`` is too small to split.
+    """
+    parts = min(threads, n // min_rows)
+    if parts <= 1:
+        return [work(0, n)]
+    step = -(-n // parts // align) * align
+    cuts = [*range(0, n, step), n]
+    rest = [_thread_pool(parts).submit(work, a, b) for a, b in itertools.pairwise(cuts[1:])]
+    return [work(0, cuts[1]), *(f.result() for f in rest)]
 
 
 class NetEvaluator:
@@ -498,19 +516,13 @@ class NetEvaluator:
                 raise ValueError(f"boards must have shape (N, 26), got {boards.shape}")
             out = np.empty((boards.shape[0], 5), dtype=np.float32)
             if self._fused is not None:
-                parts = min(self.threads, boards.shape[0] // THREAD_MIN_ROWS)
-                if parts <= 1:
-                    _net_probs(boards, self.version, *self._fused, out, self.row_by_row)
-                    return out
+                fused = self._fused
+
+                def part(a: int, b: int) -> None:
+                    _net_probs(boards[a:b], self.version, *fused, out[a:b], self.row_by_row)
+
                 # cut at whole blocks (each starts afresh), so that the answers are those of one call
-                step = -(-boards.shape[0] // parts // _BLOCK) * _BLOCK
-                cuts = [*range(0, boards.shape[0], step), boards.shape[0]]
-                pool = thread_pool(parts)
-                rest = [pool.submit(_net_probs, boards[a:b], self.version, *self._fused, out[a:b], self.row_by_row)
-                        for a, b in itertools.pairwise(cuts[1:])]
-                _net_probs(boards[: cuts[1]], self.version, *self._fused, out[: cuts[1]], self.row_by_row)
-                for f in rest:
-                    f.result()
+                in_parts(boards.shape[0], self.threads, THREAD_MIN_ROWS, part, align=_BLOCK)
                 return out
             for i, sel in self._groups(boards):
                 one = _kernel_nets(self._route, self._compiled[i : i + 1])

@@ -359,7 +359,7 @@ def create_app(config: ServeConfig | None = None, engine: Engine | None = None) 
             "jobs": await asyncio.to_thread(s.jobs().counts),
             "workers": c.workers,
             # the threads this worker's engine splits a big batch across (1 a worker when there are several)
-            "threads": int(getattr(s.engine.base, "threads", 1)),
+            "threads": s.engine.threads,
             "pid": os.getpid(),
         }
 

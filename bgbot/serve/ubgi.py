@@ -158,8 +158,7 @@ class UbgiSession:
         self.out.flush()
 
     def _threads(self) -> int:
-        """The threads the engine's network splits a big batch across (1 for a network without threads)."""
-        return int(getattr(self._engine().base, "threads", 1))
+        return self._engine().threads
 
     def _engine(self) -> Engine:
         if self.engine is None:
