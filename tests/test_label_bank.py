@@ -349,3 +349,12 @@ def test_stats_count_the_bank_and_its_cost_by_network_pass(bank: Path, capsys: p
     assert set(out["cpu_seconds_a_label"]) == {kind}
     assert out["cpu_seconds_a_label"][kind] == pytest.approx(sum(per_label) / 2, abs=1e-3)  # the median of two
     assert out["labels_a_wall_hour"][kind] > 0
+
+
+def test_bank_given_before_the_action_is_the_one_read(bank: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `bgbot label --bank B stats` must read B, not fall back to the clone's bank
+    assert cli_main(["label", "--bank", str(bank), "stats", "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert cli_main(["label", "stats", "--bank", str(bank), "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert before["bank"] == after["bank"] == str(bank) and before["labels"] == after["labels"] == 2 * FAST.pool

@@ -163,10 +163,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     v = acts.add_parser("verify", help="label a shard's first rows again from its provenance and compare")
     v.add_argument("shard", help="a shard file (shard-SSSSSSSS-KKKKK.npz)")
     v.add_argument("--first", type=count, default=64, help="rows to label again (default 64)")
-    v.add_argument("--checkpoint", help="the model that made the shard (default: the shipped model)")
-    v.add_argument("--bank", help="the bank that lists it (default: the shard's folder)")
+    # SUPPRESS: given before the action (``bgbot label --bank B verify ...``), the option keeps its value
+    v.add_argument("--checkpoint", default=argparse.SUPPRESS,
+                   help="the model that made the shard (default: the shipped model)")
+    v.add_argument("--bank", default=argparse.SUPPRESS, help="the bank that lists it (default: the shard's folder)")
     v.set_defaults(func=_cmd_verify)
     t = acts.add_parser("stats", help="check every shard and count the bank's labels")
-    t.add_argument("--bank", help="the bank folder (default: training/labels/ of this clone)")
+    t.add_argument("--bank", default=argparse.SUPPRESS,
+                   help="the bank folder (default: training/labels/ of this clone)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_stats)
