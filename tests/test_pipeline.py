@@ -102,6 +102,7 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\nout='x'\nwhere='y'\n", r"unknown \[pipeline\] keys"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nepoch=2\n", r"unknown \[fit\] keys"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['mian']\n", "choose from main"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nschedule='linear'\n", "schedule must be constant or cosine, got 'linear'"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
     ("[pipeline]\ninit=''\n[fit]\nepochs=1\n", "init must name a model"),

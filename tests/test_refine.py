@@ -130,6 +130,37 @@ def test_fit_lowers_the_held_out_loss_and_saves_a_loadable_checkpoint(tmp_path: 
     assert json.loads((tmp_path / "fit" / "fit.json").read_text())["best_holdout_bce"] == summary["best_holdout_bce"]
 
 
+def test_a_cosine_fit_takes_its_rate_from_lr_down_to_zero(tmp_path: Path, init: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rate of every optimiser step, read from the optimiser as the fit runs
+    rates: dict[str, list[float]] = {}
+    current: list[float] = []
+    real_step = torch.optim.Adam.step
+
+    def step(self: torch.optim.Adam, *a: object, **k: object) -> object:
+        current.append(float(self.param_groups[0]["lr"]))
+        return real_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", step)
+    torch.manual_seed(12)
+    teacher = save_checkpoint(tmp_path / "teacher.pt", ValueNet(ModelSpec(3, (8,))))
+    generate(teacher, tmp_path / "run", 6, CFG, progress=False)
+    for schedule in ("constant", "cosine"):
+        current.clear()
+        fit(init, tmp_path / "run", tmp_path / schedule, epochs=3, lr=1e-2, batch=16, progress=False,
+            schedule=schedule)
+        rates[schedule] = list(current)
+    assert len(rates["cosine"]) == len(rates["constant"]) > 20
+    assert set(rates["constant"]) == {1e-2}
+    cos = np.array(rates["cosine"])
+    assert cos[0] == pytest.approx(1e-2) and cos[-1] < 1e-4 and np.all(np.diff(cos) <= 0)
+    assert cos[len(cos) // 2] == pytest.approx(5e-3, rel=0.1)  # half way down the cosine, half the rate
+    refined = load_checkpoint(tmp_path / "cosine" / "refined.pt").data["config"]["refined"]
+    assert refined["schedule"] == "cosine"
+    with pytest.raises(ConfigError, match="'linear'"):
+        fit(init, tmp_path / "run", tmp_path / "bad", schedule="linear", progress=False)
+
+
 def test_fit_without_data_is_a_clear_error(tmp_path: Path, init: Path) -> None:
     with pytest.raises(ConfigError, match="run generate first"):
         fit(init, tmp_path / "nothing", tmp_path / "fit", progress=False)

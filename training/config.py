@@ -14,6 +14,8 @@ MAX_PARALLEL_GAMES = 65_536
 MAX_TURNS = 10_000
 MAX_LIVE_BYTES = 2**31  # the live games' move history, parallel_games * max_turns * 26 bytes, fits in 2 GiB
 MAX_COUNT = 10**12  # games, batch sizes and intervals beyond this are typing mistakes, not plans
+#: the learning rate's courses of a supervised fit (training.refine.fit's ``schedule``)
+SCHEDULES = ("constant", "cosine")
 
 
 @dataclass(frozen=True)

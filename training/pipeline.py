@@ -40,6 +40,7 @@ import numpy as np
 from bgbot.errors import ConfigError
 from bgbot.eval.inference import CLASS_NETS
 from bgbot.fileio import atomic_open, write_text_atomic
+from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("selfplay", "fit", "gate", "ship")
@@ -59,6 +60,7 @@ class FitStage:
     seed: int = 1
     min_rows: int = 2000
     bank: str = "training/labels"
+    schedule: str = "constant"  # the learning rate's course (training.refine.SCHEDULES)
 
     def __post_init__(self) -> None:
         bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
@@ -70,6 +72,8 @@ class FitStage:
             raise ConfigError(f"[fit] lr must be a number between 0 and 1, got {self.lr!r}")
         if not (isinstance(self.holdout, float | int) and 0 < self.holdout < 0.5):
             raise ConfigError(f"[fit] holdout must be a share above 0 and below 0.5, got {self.holdout!r}")
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"[fit] schedule must be {' or '.join(SCHEDULES)}, got {self.schedule!r}")
         for name in ("batch", "seed", "min_rows"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "batch" else 0):
@@ -326,7 +330,7 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool) -> di
             continue
         out = root / f"fit-{net}"
         res = fit(current, data, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout, seed=st.seed,
-                  progress=progress, net_name=net)
+                  schedule=st.schedule, progress=progress, net_name=net)
         best = {k: v for k, v in res.items() if k.startswith("best_")}
         fitted[net] = {"rows": n, "fitted": True, "positions_train": res.get("positions_train"),
                        "positions_holdout": res.get("positions_holdout"), **best}

@@ -75,6 +75,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,7 @@ from bgbot.labels.generate import advance_games
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position, PositionClass, classify_boards
+from training.config import SCHEDULES
 
 START = np.asarray(Position.start().board, dtype=np.int8)
 
@@ -627,6 +629,7 @@ def fit(
     widen: int = 0,
     rank: float = 0.0,
     encoding: int = 0,
+    schedule: str = "constant",
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -653,7 +656,13 @@ def fit(
     Batches then take a group's rows together (groups shuffled; a group cut by a batch boundary counts
     as two), the sibling loss is not scaled by ``weights``, and the best epoch is the one with the
     least held-out combined loss.
+
+    ``schedule`` is the learning rate's course: ``"constant"`` (``lr`` throughout), or ``"cosine"``
+    (from ``lr`` down to zero over the epochs, batch by batch, so the last epochs settle instead of
+    wandering at a high rate: a fit to rollout labels at a high ``lr`` otherwise ends with a bias).
     """
+    if schedule not in SCHEDULES:
+        raise ConfigError(f"schedule {schedule!r}: choose {' or '.join(SCHEDULES)}")
     if not (isinstance(rank, int | float) and np.isfinite(rank) and rank >= 0):
         raise ConfigError(f"rank {rank!r}: the sibling loss's weight is a number >= 0")
     if net_name != "main" and net_name not in CLASS_NETS:
@@ -718,6 +727,9 @@ def fit(
     gho = torch.from_numpy(np.unique(groups[hold], return_inverse=True)[1].astype(np.int64))
     gid = np.unique(gtr, return_inverse=True)[1] if rank else gtr  # with rank: the groups numbered 0 .. G-1
     opt = torch.optim.Adam(net.parameters(), lr=lr)
+    steps = epochs * -(-len(xtr) // batch)
+    sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 * (1.0 + math.cos(math.pi * min(k, steps) / steps)))
+             if schedule == "cosine" else None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     score = "holdout_loss" if rank else "holdout_bce"
@@ -742,6 +754,8 @@ def fit(
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             total += loss.item() * len(sel)
         net.eval()
         rec = {"epoch": ep, "train_loss" if rank else "train_bce": total / max(len(xtr), 1),
@@ -755,6 +769,7 @@ def fit(
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
                     "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed, "widen": widen,
                     "encoding": encoding, "class_nets_from": str(class_nets_from),
+                    **({"schedule": schedule} if schedule != "constant" else {}),
                     "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {})}},
                 games_trained=base_games, last_eval="",
             )
