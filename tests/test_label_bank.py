@@ -344,8 +344,10 @@ def test_stats_count_the_bank_and_its_cost_by_network_pass(bank: Path, capsys: p
     assert cli_main(["label", "stats", "--bank", str(bank), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["shards"] == 2 and out["labels"] == 2 * FAST.pool == out["positions"]
-    kind = "row_by_row" if FAST.row_by_row else "default_pass"
-    per_label = sorted(e["cpu_seconds"] / e["count"] for e in manifest["shards"])
+    kind = ("luck" if FAST.luck else "no_luck") + ", " + ("row_by_row" if FAST.row_by_row else "default_pass")
+    # a label's cost is finding its position and rolling it out, both timed in each shard
+    assert all(e["sample_cpu_seconds"] > 0 and e["cpu_seconds"] > 0 for e in manifest["shards"])
+    per_label = sorted((e["cpu_seconds"] + e["sample_cpu_seconds"]) / e["count"] for e in manifest["shards"])
     assert set(out["cpu_seconds_a_label"]) == {kind}
     assert out["cpu_seconds_a_label"][kind] == pytest.approx(sum(per_label) / 2, abs=1e-3)  # the median of two
     assert out["labels_a_wall_hour"][kind] > 0
@@ -358,3 +360,21 @@ def test_bank_given_before_the_action_is_the_one_read(bank: Path, capsys: pytest
     assert cli_main(["label", "stats", "--bank", str(bank), "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
     assert before["bank"] == after["bank"] == str(bank) and before["labels"] == after["labels"] == 2 * FAST.pool
+
+
+def test_the_default_labels_are_plain_rollouts_and_luck_takes_a_smaller_pool() -> None:
+    import argparse
+
+    from bgbot.cli.label import _settings, add_parser
+    from bgbot.labels.generate import LUCK_POOL
+
+    def settings(*argv: str) -> LabelSettings:
+        parser = argparse.ArgumentParser()
+        add_parser(parser.add_subparsers())
+        return _settings(parser.parse_args(["label", *argv]))  # type: ignore[return-value]
+
+    plain = settings()
+    assert plain == LabelSettings() and not plain.luck and plain.pool == 32768 and plain.truncate == 7
+    luck = settings("--luck")
+    assert luck.luck and luck.pool == LUCK_POOL < plain.pool
+    assert settings("--luck", "--pool", "100").pool == 100 and settings("--no-luck").pool == plain.pool

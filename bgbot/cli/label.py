@@ -48,12 +48,14 @@ def default_bank() -> Path:
 
 
 def _settings(args: argparse.Namespace) -> object:
-    from bgbot.labels.generate import LabelSettings
+    from bgbot.labels.generate import LUCK_POOL, LabelSettings
 
     names = ("trials", "truncate", "crashed_truncate", "batch", "pool")
     over = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.luck is not None:
         over["luck"] = args.luck
+    if args.luck and args.pool is None:  # luck-adjusted labels cost 21 times more: a smaller pool fills a shard
+        over["pool"] = LUCK_POOL
     return LabelSettings(**over)
 
 
@@ -116,8 +118,9 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 
 def _throughput(entries: list[dict[str, object]]) -> dict[str, dict[str, float]]:
-    """Median CPU seconds a label and labels a wall-clock hour of the shards, by how the network ran
-    (``row_by_row`` shards, and shards of the default pass); shards without the figures are left out."""
+    """Median CPU seconds a label (finding and labelling it) and labels a wall-clock hour of the shards, by their
+    kind of label (``luck`` or ``no_luck``) and how the network ran (``row_by_row`` shards, or the default pass);
+    shards without the figures are left out.  Shards made before the finding was timed count the labelling only."""
     import statistics
 
     cpu: dict[str, list[float]] = {}
@@ -128,11 +131,13 @@ def _throughput(entries: list[dict[str, object]]) -> dict[str, dict[str, float]]
         if not (isinstance(count, int) and count > 0 and isinstance(wall, int | float) and wall > 0
                 and isinstance(used, int | float) and isinstance(settings, dict)):
             continue
-        kind = "row_by_row" if settings.get("row_by_row", True) else "default_pass"
-        cpu.setdefault(kind, []).append(used / count)
+        sampled = e.get("sample_cpu_seconds", 0.0)
+        kind = (("luck" if settings.get("luck", True) else "no_luck") + ", "
+                + ("row_by_row" if settings.get("row_by_row", True) else "default_pass"))
+        cpu.setdefault(kind, []).append((used + (sampled if isinstance(sampled, int | float) else 0.0)) / count)
         rate.setdefault(kind, []).append(3600.0 * count / wall)
     return {
-        "cpu_seconds_a_label": {k: round(statistics.median(v), 3) for k, v in sorted(cpu.items())},
+        "cpu_seconds_a_label": {k: round(statistics.median(v), 4) for k, v in sorted(cpu.items())},
         "labels_a_wall_hour": {k: round(statistics.median(v)) for k, v in sorted(rate.items())},
     }
 
@@ -154,7 +159,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--truncate", type=count, help="plies before the network values the leaf (0: to the end)")
     s.add_argument("--crashed-truncate", type=count,
                    help="the same for crashed positions (default 0: to the end; their network is the least sure)")
-    s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None, help="luck adjustment")
+    s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None,
+                   help="luck adjustment (default: none, which buys more per CPU-second; BENCHMARKS.md, label bank)")
     s.add_argument("--batch", type=count, help="positions a task")
     s.add_argument("--pool", type=count, help="positions sampled a shard (its most rows)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -66,17 +66,18 @@ class LabelSettings:
     searched for a 1-ply / 2-ply disagreement.
     """
 
-    # 36 luck-adjusted trials truncated after 7 plies: the most label quality per CPU-second of the settings
-    # measured by benchmarks/label_cost.py (BENCHMARKS.md, "Label bank")
+    # 36 trials truncated after 7 plies, without luck adjustment: 21 times cheaper than luck-adjusted ones and
+    # 7 times noisier (se 0.085 against 0.012), and what a network fitted to them learns per CPU-second is far
+    # more: benchmarks/label_value.py (BENCHMARKS.md, "Label bank")
     trials: int = 36
     truncate: int = 7
     # crashed positions are rolled out to the end: their network is the one furthest from rollouts
     # (docs/calibration.png), and a crashed position stays crashed for many plies, so a truncated rollout would
     # keep its bias; a shard made before this setting existed truncated them as the rest ("from_meta")
     crashed_truncate: int = 0
-    luck: bool = True
+    luck: bool = False
     batch: int = 32
-    pool: int = 2048
+    pool: int = 32768  # about five minutes of labels without luck adjustment (LUCK_POOL with it)
     keep: float = 0.04
     explore: float = 0.02
     pubeval_share: float = 0.25
@@ -104,6 +105,10 @@ class LabelSettings:
         for name in ("luck", "row_by_row"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"label {name} must be True or False, got {quote_input(getattr(self, name))}")
+
+
+#: the pool of a shard of luck-adjusted labels (about five minutes of them on one core)
+LUCK_POOL = 2048
 
 
 def settings_from_meta(settings: dict[str, Any]) -> LabelSettings:
@@ -412,14 +417,15 @@ def generate(
     try:
         while clock() < end and (max_shards is None or len(written) < max_shards):
             rng = np.random.default_rng([seed, shard])
+            t0, t_sample = time.monotonic(), time.process_time()
             boards, ids, source = sample_pool(evaluator, st, rng, skip)
+            sample_cpu = time.process_time() - t_sample
             tasks = [Task(TASK_KIND, blob.hash, {"boards": _pack(boards[i:i + st.batch]),
                                                  "settings": dataclasses.asdict(st)}, batch_seed(seed, shard, k))
                      for k, i in enumerate(range(0, len(boards), st.batch))]
             cut = min(end, clock() + 60.0 * shard_minutes)
             done: dict[int, dict[str, Any]] = {}
             cpu = 0.0
-            t0 = time.monotonic()
             interrupted: BaseException | None = None
             results = run_tasks(tasks, blob, executor=executor, workers=workers, inline=workers == 1)
             try:
@@ -451,6 +457,8 @@ def generate(
                     "command": command or " ".join(["bgbot", *sys.argv[1:]]),
                     "created": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "wall_seconds": round(time.monotonic() - t0, 1), "cpu_seconds": round(cpu, 1),
+                    # finding the pool's positions (this process), apart from labelling them (cpu_seconds)
+                    "sample_cpu_seconds": round(sample_cpu * n / len(boards), 3),
                 }
                 written.append(write_shard(b, arrays, entry))
                 skip.update(str(s) for s in ids[:n])
