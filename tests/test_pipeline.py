@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")  # training is the train extra; CI installs it (README's test command)
 
 from bgbot.cli.main import main as cli_main
 from bgbot.errors import ConfigError
+from bgbot.eval.nets import load_checkpoint
 from bgbot.labels.generate import LabelSettings, generate
 from training.pipeline import is_pipeline, load_pipeline, run_pipeline
 
@@ -103,6 +105,10 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[fit]\nepoch=2\n", r"unknown \[fit\] keys"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['mian']\n", "choose from main"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nschedule='linear'\n", "schedule must be constant or cosine, got 'linear'"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nrank=-1\n", "rank must be a number >= 0, got -1"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nshards=-2\n", "shards must be a whole number, got -2"),
+    ("[pipeline]\ninit='m.pt'\n[siblings]\nchunks=2\n", "labels are for the main network's fit"),
+    ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
     ("[pipeline]\ninit=''\n[fit]\nepochs=1\n", "init must name a model"),
@@ -156,3 +162,45 @@ def test_a_bank_is_cut_into_enough_chunks_for_a_fair_holdout(tmp_path: Path) -> 
     assert bank_chunks(tmp_path / "bank", tmp_path / "data", 1) == 6400
     chunks = sorted((tmp_path / "data" / "data").glob("chunk-*.npz"))
     assert len(chunks) == MIN_CHUNKS
+
+
+def test_sibling_labels_of_the_network_join_the_main_fit_with_the_rank_loss(small_bank: Path,
+                                                                             tmp_path: Path) -> None:
+    preset = tmp_path / "siblings.toml"
+    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\nkeep = 0.5\ncandidates = 4\n"
+                      "classes = \"contact\"\n")
+    cfg = _config(tmp_path, small_bank)
+    text = cfg.read_text().replace("[fit]\n", f"[siblings]\npreset = \"{preset}\"\nseed = 3\nchunks = 2\n"
+                                              "[fit]\nrank = 1.0\nschedule = \"cosine\"\n")
+    cfg.write_text(text.replace("[gate]\ngames = 4\npositions = 2\n", ""))
+    rec = run_pipeline(cfg, progress=False)
+    assert rec["siblings"]["chunks"] == 2
+    from training.refine import load_chunks, load_groups
+
+    sib = Path(rec["siblings"]["data"])
+    boards, _, _ = load_chunks(sib)
+    assert len(boards) == 128 and np.bincount(load_groups(sib)).max() > 1  # plays of one roll, grouped
+    main = rec["fit"]["nets"]["main"]
+    assert main["positions_train"] + main["positions_holdout"] > rec["fit"]["bank_positions"] + 100
+    refined = load_checkpoint(rec["fit"]["checkpoint"]).data["config"]["refined"]
+    assert refined["rank"] == 1.0 and refined["schedule"] == "cosine" and refined["data"][1] == str(sib)
+    again = run_pipeline(cfg, progress=False)
+    assert again["siblings"] == rec["siblings"] and again["fit"] == rec["fit"]  # both skipped
+
+
+def test_a_config_naming_the_first_shards_keeps_its_labels_as_the_bank_grows(small_bank: Path,
+                                                                              tmp_path: Path) -> None:
+    import shutil
+
+    bank = tmp_path / "bank"
+    shutil.copytree(small_bank, bank)
+    cfg = _config(tmp_path, bank)
+    cfg.write_text(cfg.read_text().replace("[fit]\n", "[fit]\nshards = 1\n").replace(
+        "[gate]\ngames = 4\npositions = 2\n", ""))
+    first = run_pipeline(cfg, progress=False)
+    quick = LabelSettings(trials=36, truncate=2, crashed_truncate=2, batch=8, pool=16, parallel=16)
+    generate(bank, 5.0, settings=quick, seed=1, max_shards=1, progress=False)
+    assert run_pipeline(cfg, progress=False)["fit"] == first["fit"]  # the new shard is not among the first one
+    cfg.write_text(cfg.read_text().replace("shards = 1", "shards = 3"))
+    with pytest.raises(ConfigError, match=r"shards = 3, but the bank .* lists 2"):
+        run_pipeline(cfg, progress=False)

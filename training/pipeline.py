@@ -5,7 +5,9 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
     [pipeline]  out = "runs/train-bank"      where every stage writes
                 init = "checkpoints/bgbot-default.pt"   the network the stages start from ("" : none)
     [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
-    [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank
+    [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
+    [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
+                schedule, rank
     [gate]      games, seed, workers, positions, against (default: the shipped model)
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
@@ -14,13 +16,19 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
 
 1. **selfplay**: ``OUT/selfplay/checkpoint.pt``, started from ``init`` (its weights, widened to the
    config's encoding) or from nothing; resumed from its own checkpoint after a kill.
-2. **fit**: the label bank (:mod:`bgbot.labels.bank`: every shard checked by its SHA-256, each position
-   once, repeated labels combined) written as training chunks, then each network of ``nets`` fitted to
-   the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the cross-entropy, the
-   best held-out epoch kept); a network with fewer than ``min_rows`` rows is left as it is.
-3. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
+2. **siblings**: ``OUT/siblings``, labels of the plays of one roll made by the network so far
+   (``training.refine generate`` with a preset such as ``configs/refine/2ply-rank.toml``, its seed and
+   chunk count); a killed run resumes at the missing chunks.
+3. **fit**: the label bank (:mod:`bgbot.labels.bank`: every shard checked by its SHA-256, each position
+   once, repeated labels combined; ``shards = N`` reads the manifest's first N shards only, so that a
+   config names the same labels as the bank grows) written as training chunks, then each network of
+   ``nets`` fitted to the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the
+   cross-entropy, the best held-out epoch kept; with a siblings stage the main network's fit also reads
+   its labels, ``rank`` weighing their sibling loss); a network with fewer than ``min_rows`` rows is left
+   as it is.
+4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
    duplicate-dice duel; the verdict goes to ``OUT/generations.jsonl``.
-4. **ship**: only when ``[ship] ship = true`` and the gate passed.
+5. **ship**: only when ``[ship] ship = true`` and the gate passed.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from bgbot.fileio import atomic_open, write_text_atomic
 from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("selfplay", "fit", "gate", "ship")
+STAGES = ("selfplay", "siblings", "fit", "gate", "ship")
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
 
@@ -60,7 +68,9 @@ class FitStage:
     seed: int = 1
     min_rows: int = 2000
     bank: str = "training/labels"
-    schedule: str = "constant"  # the learning rate's course (training.refine.SCHEDULES)
+    shards: int = 0  # the manifest's first N shards (0: all of them)
+    schedule: str = "constant"  # the learning rate's course (training.config.SCHEDULES)
+    rank: float = 0.0  # the sibling loss's weight in the main network's fit (with a [siblings] stage)
 
     def __post_init__(self) -> None:
         bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
@@ -74,10 +84,30 @@ class FitStage:
             raise ConfigError(f"[fit] holdout must be a share above 0 and below 0.5, got {self.holdout!r}")
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"[fit] schedule must be {' or '.join(SCHEDULES)}, got {self.schedule!r}")
-        for name in ("batch", "seed", "min_rows"):
+        if isinstance(self.rank, bool) or not isinstance(self.rank, int | float) or not 0 <= self.rank < 1e3:
+            raise ConfigError(f"[fit] rank must be a number >= 0, got {self.rank!r}")
+        for name in ("batch", "seed", "min_rows", "shards"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "batch" else 0):
                 raise ConfigError(f"[fit] {name} must be a whole number, got {v!r}")
+
+
+@dataclass(frozen=True)
+class SiblingStage:
+    """The siblings stage's settings (the ``[siblings]`` table): a ``training.refine`` preset and its run."""
+
+    preset: str = "configs/refine/2ply-rank.toml"
+    seed: int = 1
+    chunks: int = 100
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("seed", "chunks", "workers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "seed" else 1):
+                raise ConfigError(f"[siblings] {name} must be a whole number, got {v!r}")
+        if not _resolve(self.preset).is_file():
+            raise ConfigError(f"[siblings] preset {self.preset!r} is not a file")
 
 
 @dataclass(frozen=True)
@@ -102,12 +132,13 @@ class Pipeline:
     out: str
     init: str
     selfplay: dict[str, Any] | None
+    siblings: SiblingStage | None
     fit: FitStage | None
     gate: GateStage | None
     ship: bool
 
 
-_TABLES = {"pipeline", "selfplay", "fit", "gate", "ship"}
+_TABLES = {"pipeline", "selfplay", "siblings", "fit", "gate", "ship"}
 
 
 def is_pipeline(path: str | Path) -> bool:
@@ -167,12 +198,15 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     if set(ship) - {"ship"} or not isinstance(ship.get("ship", False), bool):
         raise ConfigError(f"pipeline config {str(p)!r}: [ship] takes one key, ship = true or false")
     init = str(head.get("init", "checkpoints/bgbot-default.pt"))
-    fit, gate = table("fit", FitStage), table("gate", GateStage)
+    fit, gate, siblings = table("fit", FitStage), table("gate", GateStage), table("siblings", SiblingStage)
+    if siblings is not None and (fit is None or "main" not in fit.nets):
+        raise ConfigError(f"pipeline config {str(p)!r}: [siblings] labels are for the main network's fit")
     if selfplay is None and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: with no [selfplay] stage, init must name a model")
     if fit is not None and not selfplay and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: the fit needs a network to start from")
-    return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, fit, gate, bool(ship.get("ship")))
+    return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, siblings, fit, gate,
+                    bool(ship.get("ship")))
 
 
 def _hash(obj: Any) -> str:
@@ -207,16 +241,16 @@ class _Stages:
         return rec
 
 
-def bank_chunks(bank: Path, out: Path, seed: int) -> int:
+def bank_chunks(bank: Path, out: Path, seed: int, shards: int = 0) -> int:
     """Write the bank's positions (each once, labels combined) as training chunks ``out/data/chunk-*.npz``.
 
     Rows are shuffled by ``seed`` so that the held-out chunks are a fair sample, and cut into at least
     :data:`MIN_CHUNKS` chunks where the bank allows, so that the fit's held-out share of chunks is near its
-    ``holdout``.  Returns the row count.
+    ``holdout``.  ``shards`` > 0 reads the manifest's first ``shards`` shards only.  Returns the row count.
     """
     from bgbot.labels.bank import load_bank
 
-    labels = load_bank(bank)
+    labels = load_bank(bank, first=shards)
     if len(labels) == 0:
         raise ConfigError(f"the label bank {str(bank)!r} holds no labels: run bgbot label first")
     order = np.random.default_rng([seed, 0xBA4C]).permutation(len(labels))
@@ -258,15 +292,24 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         records["selfplay"] = rec
         current = rec["checkpoint"]
 
+    siblings: Path | None = None
+    if pl.siblings is not None:
+        settings = {**dataclasses.asdict(pl.siblings), "model": current}
+        rec = stages.done("siblings", settings)
+        if rec is None:
+            rec = stages.finish("siblings", _siblings(pl.siblings, Path(current), root / "siblings", progress))
+        records["siblings"] = rec
+        siblings = Path(rec["data"])
+
     if pl.fit is not None:
         bank = _resolve(pl.fit.bank)
         from bgbot.labels.bank import check_bank
 
-        entries = check_bank(bank)
-        settings = {**dataclasses.asdict(pl.fit), "init": current, "shards": [e["sha256"] for e in entries]}
+        entries = _first_shards(check_bank(bank), pl.fit.shards, bank)
+        settings = {**dataclasses.asdict(pl.fit), "init": current, "shard_sha256": [e["sha256"] for e in entries]}
         rec = stages.done("fit", settings)
         if rec is None:
-            rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress))
+            rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings))
         records["fit"] = rec
         current = rec["checkpoint"]
 
@@ -314,12 +357,29 @@ def _selfplay(settings: dict[str, Any], out: Path, progress: bool) -> dict[str, 
     return {"checkpoint": str(ckpt), "games": cfg.games, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool) -> dict[str, Any]:
+def _first_shards(entries: list[dict[str, Any]], n: int, bank: Path) -> list[dict[str, Any]]:
+    """The manifest's first ``n`` shards (0: all); a ConfigError when the bank holds fewer."""
+    if n and len(entries) < n:
+        raise ConfigError(f"[fit] shards = {n}, but the bank {str(bank)!r} lists {len(entries)}")
+    return entries[:n] if n else entries
+
+
+def _siblings(st: SiblingStage, model: Path, out: Path, progress: bool) -> dict[str, Any]:
+    from training.refine import generate, load_preset
+
+    cfg, _ = load_preset(_resolve(st.preset))
+    t0 = time.perf_counter()
+    generate(model, out, st.chunks, dataclasses.replace(cfg, seed=st.seed), progress=progress, workers=st.workers)
+    return {"data": str(out), "chunks": st.chunks, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
+         siblings: Path | None = None) -> dict[str, Any]:
     from training.refine import fit, load_chunks
 
     t0 = time.perf_counter()
     data = root / "bank-data"
-    rows = bank_chunks(bank, data, st.seed)
+    rows = bank_chunks(bank, data, st.seed, st.shards)
     boards, _, _ = load_chunks(data)  # read once: which rows each network answers
     current = init
     fitted: dict[str, Any] = {}
@@ -329,8 +389,10 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool) -> di
             fitted[net] = {"rows": n, "fitted": False, "why": f"fewer than min_rows {st.min_rows}"}
             continue
         out = root / f"fit-{net}"
-        res = fit(current, data, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout, seed=st.seed,
-                  schedule=st.schedule, progress=progress, net_name=net)
+        sources: list[str | Path] = [data] if siblings is None or net != "main" else [data, siblings]
+        res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
+                  seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
+                  rank=st.rank if len(sources) > 1 else 0.0)
         best = {k: v for k, v in res.items() if k.startswith("best_")}
         fitted[net] = {"rows": n, "fitted": True, "positions_train": res.get("positions_train"),
                        "positions_holdout": res.get("positions_holdout"), **best}

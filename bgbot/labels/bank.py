@@ -342,14 +342,16 @@ def combine(ids: NDArray[np.str_], probs: NDArray[np.float32], se: NDArray[np.fl
         counts.astype(np.int32)
 
 
-def load_bank(bank: str | os.PathLike[str], *, verify: bool = True) -> LabelSet:
-    """Every listed shard of ``bank``, checked (``verify``: their SHA-256) and combined by position.
+def load_bank(bank: str | os.PathLike[str], *, verify: bool = True, first: int = 0) -> LabelSet:
+    """Every listed shard of ``bank`` (``first`` > 0: the manifest's first ``first`` shards), checked
+    (``verify``: their SHA-256) and combined by position.
 
     A missing or damaged shard is a LabelBankError naming it; a bank with no shards gives an empty set.
     """
     b = Path(bank)
     cols: dict[str, list[NDArray[Any]]] = {k: [] for k in _FIELDS}
-    for e in read_manifest(b)["shards"]:
+    entries = read_manifest(b)["shards"]
+    for e in entries[:first] if first else entries:
         arrays = read_shard(b / e["file"], e["sha256"] if verify else None)
         for k in _FIELDS:
             cols[k].append(arrays[k])
