@@ -75,6 +75,16 @@ def test_the_stages_run_once_and_a_changed_stage_reruns_what_follows(small_bank:
     assert changed["selfplay"] == first["selfplay"]
 
 
+def test_the_gate_stage_reads_the_benchmark_files_it_names(small_bank: Path, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, small_bank)
+    held_out = "tests/data/benchmark/checker-3000.jsonl", "tests/data/benchmark/cube-1000.jsonl"
+    cfg.write_text(cfg.read_text().replace("positions = 2\n", f"positions = 2\nchecker_data = \"{held_out[0]}\"\n"
+                                                               f"cube_data = \"{held_out[1]}\"\n"))
+    run_pipeline(cfg, progress=False)
+    row = json.loads((tmp_path / "run" / "generations.jsonl").read_text().splitlines()[-1])
+    assert row["benchmarks"] == {"checker": held_out[0], "cube": held_out[1]}
+
+
 def test_a_new_shard_reruns_the_fit(small_bank: Path, tmp_path: Path) -> None:
     import shutil
 
@@ -106,6 +116,7 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['mian']\n", "choose from main"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nschedule='linear'\n", "schedule must be constant or cosine, got 'linear'"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nrank=-1\n", "rank must be a number >= 0, got -1"),
+    ("[pipeline]\ninit='m.pt'\n[gate]\ncube_data='no.jsonl'\n", r"\[gate\] cube_data 'no.jsonl' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nshards=-2\n", "shards must be a whole number, got -2"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\nchunks=2\n", "labels are for the main network's fit"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),

@@ -8,7 +8,7 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
     [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
                 schedule, rank
-    [gate]      games, seed, workers, positions, against (default: the shipped model)
+    [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
 Stages, in order (each writes ``OUT/stages/NAME.json`` with a hash of its settings when it is done; a
@@ -119,10 +119,18 @@ class GateStage:
     workers: int = 1
     positions: int = 0  # 0: every benchmark position
     against: str = ""  # default: the shipped model
+    # the checker and cube benchmark files (default: the gate's 400 and 200 positions); the held-out
+    # tests/data/benchmark/checker-3000.jsonl and cube-1000.jsonl resolve 2.7 and 2.2 times finer
+    checker_data: str = ""
+    cube_data: str = ""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.games, int) and self.games >= 2 and self.games % 2 == 0):
             raise ConfigError(f"[gate] games must be an even number >= 2, got {self.games!r}")
+        for name in ("checker_data", "cube_data"):
+            v = getattr(self, name)
+            if v and not _resolve(v).is_file():
+                raise ConfigError(f"[gate] {name} {v!r} is not a file")
 
 
 @dataclass(frozen=True)
@@ -320,9 +328,11 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         if rec is None:
             from training.gate import gate
 
+            files = {k: _resolve(v) for k, v in (("checker_data", pl.gate.checker_data),
+                                                  ("cube_data", pl.gate.cube_data)) if v}
             row = gate(current, against, root.name, games=pl.gate.games, seed=pl.gate.seed,
                        workers=pl.gate.workers, record=root / "generations.jsonl", progress=progress,
-                       positions=pl.gate.positions or None)
+                       positions=pl.gate.positions or None, **files)
             rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
                                          "checkpoint": current})
         records["gate"] = rec
