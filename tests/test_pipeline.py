@@ -116,6 +116,7 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['mian']\n", "choose from main"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nschedule='linear'\n", "schedule must be constant or cosine, got 'linear'"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nrank=-1\n", "rank must be a number >= 0, got -1"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nrank=1.0\n", r"rank = 1.0 weighs the sibling loss, which needs a \[siblings\]"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ncube_data='no.jsonl'\n", r"\[gate\] cube_data 'no.jsonl' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nshards=-2\n", "shards must be a whole number, got -2"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\nchunks=2\n", "labels are for the main network's fit"),

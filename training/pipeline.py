@@ -209,6 +209,9 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     fit, gate, siblings = table("fit", FitStage), table("gate", GateStage), table("siblings", SiblingStage)
     if siblings is not None and (fit is None or "main" not in fit.nets):
         raise ConfigError(f"pipeline config {str(p)!r}: [siblings] labels are for the main network's fit")
+    if fit is not None and fit.rank and siblings is None:
+        raise ConfigError(f"pipeline config {str(p)!r}: [fit] rank = {fit.rank!r} weighs the sibling loss, "
+                          "which needs a [siblings] stage")
     if selfplay is None and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: with no [selfplay] stage, init must name a model")
     if fit is not None and not selfplay and not init:
