@@ -378,3 +378,13 @@ def test_the_default_labels_are_plain_rollouts_and_luck_takes_a_smaller_pool() -
     luck = settings("--luck")
     assert luck.luck and luck.pool == LUCK_POOL < plain.pool
     assert settings("--luck", "--pool", "100").pool == 100 and settings("--no-luck").pool == plain.pool
+
+
+def test_the_manifest_keeps_the_order_shards_were_written(tmp_path: Path) -> None:
+    """A shard of a lower seed written later comes after the earlier ones, so the first N shards stay put."""
+    ids = [Position.start().gnubg_id()]
+    for name in (shard_name(7, 0), shard_name(7, 1), shard_name(2, 0), shard_name(7, 2), shard_name(1, 5)):
+        write_shard(tmp_path, _arrays(ids, [[0.5, 0.1, 0.0, 0.1, 0.0]], [0.1]), _entry(name))
+    files = [e["file"] for e in read_manifest(tmp_path)["shards"]]
+    assert files == [shard_name(7, 0), shard_name(7, 1), shard_name(2, 0), shard_name(7, 2), shard_name(1, 5)]
+    assert [e["file"] for e in check_bank(tmp_path)[:3]] == files[:3]

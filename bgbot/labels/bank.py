@@ -19,7 +19,8 @@ Every shard holds, row by row (one position before its side on roll rolls):
   between the two writes) is adopted by the next writer.
 
 Shards are written once (atomically: temporary file and rename) and never changed; the manifest is
-rewritten atomically under a lock after each shard.  Reading checks every shard's SHA-256 against the
+rewritten atomically under a lock after each shard, its entries in the order their shards were written (so
+the manifest's first N shards stay the same labels as the bank grows).  Reading checks every shard's SHA-256 against the
 manifest and names a missing or damaged shard; nothing is ever unpickled (``allow_pickle=False``).
 A position labelled more than once is combined (:func:`load_bank`: the mean weighted by the inverse of
 each label's variance), never counted twice.
@@ -139,7 +140,9 @@ def _locked(bank: Path) -> Iterator[None]:
 
 
 def _write_manifest(bank: Path, data: dict[str, Any]) -> None:
-    data = {"format": FORMAT, "shards": sorted(data["shards"], key=lambda e: e["file"])}
+    # entries stay in the order their shards were written, so that "the first N shards" (a training config's
+    # ``shards = N``) names the same labels however the bank grows afterwards
+    data = {"format": FORMAT, "shards": list(data["shards"])}
     write_text_atomic(bank / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
