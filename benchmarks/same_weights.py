@@ -6,7 +6,7 @@ checkpoint's metadata (paths, dates, the training record) may differ while its w
 each network's largest absolute weight difference and exits 0 when every weight is equal, 1 when any
 differs (or a network is missing from one side), 2 when a file cannot be read.
 
-    python benchmarks/same_weights.py checkpoints/bgbot-default.pt runs/gen9-recipe/fit/refined.pt
+    python benchmarks/same_weights.py checkpoints/bgbot-default.pt runs/generation-10/fit-crashed/refined.pt
 """
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
 """Every command quoted in README.md, BENCHMARKS.md and docs/*.md runs as written.
 
-A command is a line of a fenced code block (plain, ``sh``, ``bash`` or ``console``; ``text`` blocks are
-output and synopses) that starts with ``bgbot``, ``python``/``.venv/bin/python`` (a benchmark script or a
-``-m training.*`` module) or ``training/recipes/``, after any ``VAR=value`` prefixes and a ``$`` prompt.
-The quick ones (a one-position question: ``show``, ``moves``, ``move``, ``cube``, ``eval``) run for real
-and must exit 0. The others (pits, rollouts, training, servers) would take minutes, so their arguments are
-parsed by the very parser the command uses, which is stopped right after a successful parse (argparse patched
-for the test): an unknown option, a misspelt command or a bad value fails the test. A recipe script must exist and pass
-``bash -n``. A usage synopsis (optional parts in square brackets, ``[--ply N]``) is not a command and is
-skipped. The README's two set-up commands are checked by ``tests/test_readme.py`` and CI.
+A command is a line of a fenced code block (plain, ``sh``, ``bash`` or ``console``; ``text`` blocks are output and
+synopses) that starts with ``bgbot``, ``python``/``.venv/bin/python`` (a benchmark script or a ``-m training.*``
+module), after any ``VAR=value`` prefixes and a ``$`` prompt. The quick ones (a one-position question: ``show``,
+``moves``, ``move``, ``cube``, ``eval``) run for real and must exit 0. The others (pits, rollouts, training,
+servers) would take minutes, so their arguments are parsed by the very parser the command uses, which is stopped
+right after a successful parse (argparse patched for the test): an unknown option, a misspelt command or a bad value
+fails the test. A usage synopsis (optional parts in square brackets, ``[--ply N]``) is not a command and is skipped.
+The README's two set-up commands are checked by ``tests/test_readme.py`` and CI.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ DOCS = [ROOT / "README.md", ROOT / "BENCHMARKS.md", ROOT / "CONTRIBUTING.md", *s
 FENCE = re.compile(r"^```([A-Za-z]*)\n(.*?)^```", flags=re.S | re.M)
 QUICK = {"show", "moves", "move", "cube", "eval"}
 COMMAND = re.compile(
-    r"^((\.venv/bin/)?bgbot |(python3?|\.venv/bin/python) (benchmarks/|-m training\.)|training/recipes/)"
+    r"^((\.venv/bin/)?bgbot |(python3?|\.venv/bin/python) (benchmarks/|-m training\.))"
 )
 SYNOPSIS = re.compile(r"\[-")  # "bgbot ubgi [--ply 1]": a usage line, its optional parts in brackets
 
@@ -112,11 +111,6 @@ def test_a_quoted_command_runs_as_written(where: str, cmd: str, monkeypatch: pyt
                                           capsys: pytest.CaptureFixture[str]) -> None:
     words = _argv(cmd)
     head, args = words[0], words[1:]
-    if head.startswith("training/recipes/"):
-        script = ROOT / head
-        assert script.is_file(), f"{where}: {head} does not exist"
-        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
-        return
     monkeypatch.chdir(ROOT)
     if head.endswith("bgbot"):
         if args and args[0] in QUICK:

@@ -132,8 +132,8 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
     from training.gate import CHECKER, CUBE, checker_error, checker_losses, cube_agreement
 
     root = Path(__file__).resolve().parents[1]
-    # new: the shipped model; old: its parent, generation 8 (both kept in checkpoints/)
-    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen8.pt")
+    # new: the shipped model; old: its parent, generation 9 (both kept in checkpoints/)
+    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen9.pt")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
     new_engine, old_engine = Engine.load(new), Engine.load(old)
     mean = {}
@@ -198,3 +198,29 @@ def test_other_benchmark_files_are_checked_and_never_mixed_with_the_default_ones
                 checker_data=copy)
     assert row2["benchmarks"]["checker"] == str(copy.resolve())
     assert row2["checker"] == row["checker"]  # the same positions, measured again
+
+
+def test_a_generation_on_the_held_out_files_is_drawn_from_its_parents_point(tmp_path: Path) -> None:
+    """The curve joins a row measured on other files to its parent's figures on those files, at the parent's x."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from training.gate import _DEFAULT_DATA, _plot_held_out
+
+    measures = {"checker": {"1": {"all": 3.8}, "2": {"all": 2.4}}, "cube": {"2": {"agree": 85.1}}}
+    parent = {"name": "p", "sha256": "a" * 64, "checker": {"1": {"all": 3.5}, "2": {"all": 2.3}}}
+    held_out = {"name": "c", "sha256": "b" * 64, "parent_sha256": "a" * 64, "benchmarks": {"checker": "x", "cube": "y"},
+                "checker": {"1": {"all": 3.4}, "2": {"all": 2.1}}, "cube": {"2": {"agree": 84.6}},
+                "parent_measures": measures}
+    orphan = {**held_out, "sha256": "c" * 64, "parent_sha256": "d" * 64}
+    rows = [parent, {"name": "q", "sha256": "e" * 64}, held_out, orphan]
+    default = [r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA for r in rows]
+    fig, (ax1, ax2) = plt.subplots(2)
+    drawn = _plot_held_out(ax1, ax2, rows, default)
+    plt.close(fig)
+    assert ("checker", "1", [0, 2], [3.8, 3.4]) in drawn and ("checker", "2", [0, 2], [2.4, 2.1]) in drawn
+    assert ("cube", "2", [0, 2], [85.1, 84.6]) in drawn
+    assert ("checker", "1", [3], [3.4]) in drawn  # a parent the record does not hold: the point alone
+    assert len(drawn) == 6

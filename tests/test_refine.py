@@ -300,14 +300,6 @@ def test_the_rollout_preset_labels_contact_positions_by_rollout() -> None:
 
 
 
-@pytest.mark.parametrize(("name", "classes"), [("rollout-pit", "contact"), ("rollout-pit-crashed", "crashed")])
-def test_the_record_rollout_presets_roll_out_one_class_to_the_end(name: str, classes: str) -> None:
-    from training.refine import class_codes, load_preset
-
-    gen, _ = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / f"{name}.toml")
-    assert (gen.label, gen.classes, gen.trials, gen.truncate, gen.luck) == ("rollout", classes, 36, 0, False)
-    assert class_codes(gen.classes) is not None and len(class_codes(gen.classes)) == 1
-
 def test_bad_presets_are_clear_errors(tmp_path: Path) -> None:
     from training.refine import load_preset
 

@@ -119,7 +119,8 @@ def test_compiled_evaluator_equals_the_plain_path(boards: np.ndarray) -> None:
     done, exact = terminal_probs(boards)
     want = make_consistent(_plain_probs(net, boards))
     want[done] = exact[done]
-    np.testing.assert_allclose(fast, want, rtol=0, atol=2e-6)
+    # the first layer carried from row to row adds float32 rounding: a few millionths over a block
+    np.testing.assert_allclose(fast, want, rtol=0, atol=5e-6)
     np.testing.assert_array_equal(fast[done], exact[done])  # finished games exactly
     np.testing.assert_allclose(NetEvaluator(_NumpyPath(net))(boards), want, rtol=0, atol=0)
     # consistent: wbg <= wg <= w and lbg <= lg <= 1 - w, all in [0, 1]

@@ -204,10 +204,36 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
     write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
+def _plot_held_out(checker_ax: Any, cube_ax: Any, rows: list[dict[str, Any]],
+                   default: list[bool]) -> list[tuple[str, str, list[int], list[float]]]:
+    """Rows measured on other benchmark files (the held-out 3,000 / 1,000): hollow markers, each joined to its
+    parent's figures on the same files at the parent's own point, where the record holds the parent.  Returns
+    what it drew: ``(figure, ply, xs, ys)`` per line."""
+    at = {r.get("sha256"): x for x, r in enumerate(rows)}
+    drawn: list[tuple[str, str, list[int], list[float]]] = []
+    for x, r in enumerate(rows):
+        if default[x] or "parent_measures" not in r:
+            continue
+        px = at.get(r.get("parent_sha256"))
+        for ax, key, plies, fig in ((checker_ax, "checker", ("1", "2"), "all"), (cube_ax, "cube", ("2",), "agree")):
+            for ply in plies:
+                if ply not in r.get(key, {}) or ply not in r["parent_measures"].get(key, {}):
+                    continue
+                xs, ys = [x], [r[key][ply][fig]]
+                if px is not None:
+                    xs, ys = [px, x], [r["parent_measures"][key][ply][fig], ys[0]]
+                first = not any(d[0] == key and d[1] == ply for d in drawn)
+                ax.plot(xs, ys, "--o" if ply == "1" else "--s", mfc="none", color="grey",
+                        label=f"{ply}-ply, held-out files" if first else None)
+                drawn.append((key, ply, xs, ys))
+    return drawn
+
+
 def plot_generations(record: str | Path, png: str | Path) -> Path:
     """Draw ppg against pubeval, checker error against gnubg 2-ply and cube agreement, one point per generation
-    (cube agreement only for the generations the gate measured it for; the checker and cube panels only for
-    rows measured on the default benchmark files, so that one curve never mixes two sets of positions)."""
+    (cube agreement only for the generations the gate measured it for; the checker and cube curves only for
+    rows measured on the default benchmark files, so that one curve never mixes two sets of positions; rows
+    measured on other files are hollow grey points joined to their parent's figures on those files)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -233,6 +259,7 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
         pts = [(x, r["checker"][str(ply)]["all"]) for x, r in zip(xs, rows, strict=True)
                if str(ply) in r.get("checker", {}) and default[x]]
         bottom.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
+    _plot_held_out(bottom, cube_ax, rows, default)
     bottom.axhline(1.7, color="tab:red", lw=0.8, ls=":", label="gnubg 0-ply (1.7)")
     bottom.axhline(4.0, color="tab:green", lw=0.8, ls="--", label="target 1-ply (4.0)")
     bottom.axhline(2.5, color="tab:orange", lw=0.8, ls="--", label="target 2-ply (2.5)")
@@ -304,7 +331,7 @@ def gate(
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
-        "name": name, "checkpoint": str(candidate), "sha256": sha256, "parent": str(parent),
+        "name": name, "checkpoint": _data_name(candidate), "sha256": sha256, "parent": _data_name(parent),
         "parent_sha256": parent_sha256, **mine, "benchmarks": data,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
@@ -356,7 +383,7 @@ def read_benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
 
 
 def _data_name(path: str | Path) -> str:
-    """A benchmark file as the record names it: relative to the repository when inside it."""
+    """A file (benchmark or checkpoint) as the record names it: relative to the repository when inside it."""
     p = Path(path).resolve()
     return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 

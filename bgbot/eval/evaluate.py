@@ -202,7 +202,7 @@ def _net_probs(
     The first hidden layer of a row is its network's previous row's, updated by the inputs that differ
     (:func:`_first_layer_delta`; a batch's rows are mostly plays of one position, about 21 of 255 inputs
     apart), and taken in full for the first row of each block and network.  Each answer is then within
-    float32 rounding (about 1e-6) of the row alone, but depends on its neighbours in that last place.
+    float32 rounding (a few millionths) of the row alone, but depends on its neighbours in that last place.
     ``full=True`` takes every row's first layer in full: each answer is then the row's alone, bit for bit,
     whatever the batch (the label bank's reproducible labels need that).
     """
