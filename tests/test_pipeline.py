@@ -216,3 +216,16 @@ def test_a_config_naming_the_first_shards_keeps_its_labels_as_the_bank_grows(sma
     cfg.write_text(cfg.read_text().replace("shards = 1", "shards = 3"))
     with pytest.raises(ConfigError, match=r"shards = 3, but the bank .* lists 2"):
         run_pipeline(cfg, progress=False)
+
+
+@pytest.mark.parametrize("config", sorted((REPO / "configs" / "train").glob("*.toml")), ids=lambda p: p.name)
+def test_each_shipped_pipeline_names_what_the_repository_holds(config: Path) -> None:
+    """Every config under configs/train loads, starts from a checkpoint the repository keeps, names a sibling preset
+    that exists and no more shards than the committed bank lists."""
+    from bgbot.labels.bank import read_manifest
+
+    pl = load_pipeline(config)
+    for path in (pl.init, pl.gate.against if pl.gate else "", pl.siblings.preset if pl.siblings else ""):
+        assert not path or (REPO / path).is_file(), f"{config.name} names {path}, which is not in the repository"
+    if pl.fit is not None:
+        assert pl.fit.shards <= len(read_manifest(REPO / "training" / "labels")["shards"])
