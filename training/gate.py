@@ -211,6 +211,7 @@ def _plot_held_out(checker_ax: Any, cube_ax: Any, rows: list[dict[str, Any]],
     what it drew: ``(figure, ply, xs, ys)`` per line."""
     at = {r.get("sha256"): x for x, r in enumerate(rows)}
     drawn: list[tuple[str, str, list[int], list[float]]] = []
+    labelled: set[tuple[str, str]] = set()  # one legend entry per figure and ply
     for x, r in enumerate(rows):
         if default[x] or "parent_measures" not in r:
             continue
@@ -222,9 +223,9 @@ def _plot_held_out(checker_ax: Any, cube_ax: Any, rows: list[dict[str, Any]],
                 xs, ys = [x], [r[key][ply][fig]]
                 if px is not None:
                     xs, ys = [px, x], [r["parent_measures"][key][ply][fig], ys[0]]
-                first = not any(d[0] == key and d[1] == ply for d in drawn)
                 ax.plot(xs, ys, "--o" if ply == "1" else "--s", mfc="none", color="grey",
-                        label=f"{ply}-ply, held-out files" if first else None)
+                        label=None if (key, ply) in labelled else f"{ply}-ply, held-out files")
+                labelled.add((key, ply))
                 drawn.append((key, ply, xs, ys))
     return drawn
 
@@ -322,7 +323,7 @@ def gate(
     sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
-    data = {"checker": _data_name(checker_data), "cube": _data_name(cube_data)}
+    data = {"checker": _repo_name(checker_data), "cube": _repo_name(cube_data)}
     t0 = time.perf_counter()
     mine = measure(candidate, rows, cube_rows, cube_plies)
     theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies, data)
@@ -331,7 +332,7 @@ def gate(
     duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                    PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
     row: dict[str, Any] = {
-        "name": name, "checkpoint": _data_name(candidate), "sha256": sha256, "parent": _data_name(parent),
+        "name": name, "checkpoint": _repo_name(candidate), "sha256": sha256, "parent": _repo_name(parent),
         "parent_sha256": parent_sha256, **mine, "benchmarks": data,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
@@ -382,14 +383,14 @@ def read_benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _data_name(path: str | Path) -> str:
+def _repo_name(path: str | Path) -> str:
     """A file (benchmark or checkpoint) as the record names it: relative to the repository when inside it."""
     p = Path(path).resolve()
     return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 
 
 #: the benchmark files of records written before the gate took others
-_DEFAULT_DATA = {"checker": _data_name(CHECKER), "cube": _data_name(CUBE)}
+_DEFAULT_DATA = {"checker": _repo_name(CHECKER), "cube": _repo_name(CUBE)}
 
 
 def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,

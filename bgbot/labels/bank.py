@@ -20,8 +20,8 @@ Every shard holds, row by row (one position before its side on roll rolls):
 
 Shards are written once (atomically: temporary file and rename) and never changed; the manifest is
 rewritten atomically under a lock after each shard, its entries in the order their shards were written (so
-the manifest's first N shards stay the same labels as the bank grows).  Reading checks every shard's SHA-256 against the
-manifest and names a missing or damaged shard; nothing is ever unpickled (``allow_pickle=False``).
+the manifest's first N shards stay the same labels as the bank grows).  Reading checks every shard's SHA-256
+against the manifest and names a missing or damaged shard; nothing is ever unpickled (``allow_pickle=False``).
 A position labelled more than once is combined (:func:`load_bank`: the mean weighted by the inverse of
 each label's variance), never counted twice.
 
