@@ -30,9 +30,10 @@ from bgbot.labels.bank import (
 from bgbot.labels.generate import LabelSettings, generate, interest
 
 # small and quick: rollouts truncated after two plies, a handful of positions a shard
-FAST = LabelSettings(trials=36, truncate=2, crashed_truncate=4, luck=True, batch=4, pool=8, parallel=16)
-FAST_ARGS = ["--trials", "36", "--truncate", "2", "--crashed-truncate", "4", "--batch", "4", "--pool", "8", "--nice",
-             "0", "--quiet"]
+FAST = LabelSettings(trials=36, truncate=2, crashed_truncate=4, race_truncate=3, luck=True, batch=4, pool=8,
+                     parallel=16)
+FAST_ARGS = ["--trials", "36", "--truncate", "2", "--crashed-truncate", "4", "--race-truncate", "3", "--batch", "4",
+             "--pool", "8", "--nice", "0", "--quiet"]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -303,9 +304,9 @@ def test_the_committed_bank_is_whole_and_its_labels_reproduce() -> None:
     assert n == 3 and diff == 0.0
 
 
-def test_crashed_positions_are_rolled_out_with_their_own_truncation() -> None:
-    """A task's crashed rows are rolled out ``crashed_truncate`` plies, the rest ``truncate``; each part on the dice
-    its rows have among that part, so any prefix of a task labels the same."""
+def test_crashed_positions_and_races_are_rolled_out_with_their_own_truncation() -> None:
+    """A task's crashed rows are rolled out ``crashed_truncate`` plies, its races ``race_truncate``, the rest
+    ``truncate``; each part on the dice its rows have among that part, so any prefix of a task labels the same."""
     import dataclasses
 
     from bgbot.engine.rollout import rollout_probs
@@ -316,17 +317,51 @@ def test_crashed_positions_are_rolled_out_with_their_own_truncation() -> None:
     from bgbot.rules.position import PositionClass, classify_boards
 
     ev = BearoffEvaluator(NetEvaluator(load_model().net, row_by_row=True))  # as label_task evaluates
-    boards, _, _ = sample_pool(ev, dataclasses.replace(FAST, pool=300), np.random.default_rng(11))
-    crashed = classify_boards(boards) == PositionClass.CRASHED
-    assert crashed.any() and (~crashed).any()
-    rows = np.concatenate([np.flatnonzero(~crashed)[:3], np.flatnonzero(crashed)[:2]])
+    boards, _, _ = sample_pool(ev, dataclasses.replace(FAST, pool=600), np.random.default_rng(11))
+    cls = classify_boards(boards)
+    parts = [(PositionClass.CONTACT, 3), (PositionClass.CRASHED, 2), (PositionClass.RACE, 2)]
+    rows = np.concatenate([np.flatnonzero(cls == c)[:n] for c, n in parts])
+    assert len(rows) == 7
     batch = boards[np.sort(rows)]
-    is_crashed = classify_boards(batch) == PositionClass.CRASHED
+    cls = classify_boards(batch)
     got = _unpack(label_task(ev, {"boards": _pack(batch), "settings": dataclasses.asdict(FAST)}, 77)["probs"])
-    for part, truncate in ((~is_crashed, FAST.truncate), (is_crashed, FAST.crashed_truncate)):
+    for part, truncate in ((cls == PositionClass.CONTACT, FAST.truncate),
+                           (cls == PositionClass.CRASHED, FAST.crashed_truncate),
+                           (cls == PositionClass.RACE, FAST.race_truncate)):
         want = rollout_probs(ev, batch[part], rollout_settings(dataclasses.replace(FAST, truncate=truncate), 77),
                              dice_per_row=True)
         np.testing.assert_array_equal(got[part], want)
+
+
+def test_a_shard_made_before_race_truncation_existed_labels_races_as_the_rest() -> None:
+    from bgbot.labels.generate import settings_from_meta
+
+    old = settings_from_meta({"trials": 36, "truncate": 7, "crashed_truncate": 0, "luck": False})
+    assert (old.truncate, old.crashed_truncate, old.race_truncate) == (7, 0, 7)
+    oldest = settings_from_meta({"trials": 36, "truncate": 5, "luck": True})
+    assert (oldest.crashed_truncate, oldest.race_truncate, oldest.row_by_row) == (5, 5, True)
+    new = LabelSettings()
+    assert (new.truncate, new.crashed_truncate, new.race_truncate) == (7, 0, 0)
+
+
+def test_a_labeller_can_keep_one_class_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--only race`` fills a shard with races only (for the race network), each labelled to the end."""
+    from bgbot.rules.position import PositionClass
+
+    args = ["label", "--bank", str(tmp_path), "--minutes", "5", "--max-shards", "1", "--trials", "36", "--batch", "4",
+            "--pool", "12", "--nice", "0", "--quiet", "--only", "race", "--keep", "1", "--seed", "4"]
+    assert cli_main(args) == 0
+    (entry,) = check_bank(tmp_path)
+    assert entry["settings"]["only"] == "race" and entry["settings"]["keep"] == 1.0
+    shard = read_shard(tmp_path / entry["file"])
+    assert len(shard["cls"]) == 12 and (shard["cls"] == PositionClass.RACE).all()
+    capsys.readouterr()
+    assert cli_main(["label", "verify", str(tmp_path / entry["file"]), "--first", "5"]) == 0
+    with pytest.raises(ConfigError, match="'backgame'"):
+        LabelSettings(only="backgame")
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["label", "--bank", str(tmp_path), "--keep", "0", "--minutes", "1"])
+    assert exit_.value.code == 2 and "'0' is not a share" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")

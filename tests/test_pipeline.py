@@ -125,6 +125,8 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
     ("[pipeline]\ninit=''\n[fit]\nepochs=1\n", "init must name a model"),
     ("[pipeline]\ninit='m.pt'\n[ship]\nship='yes'\n", "ship = true or false"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\nto_end=['race']\n", r"to_end \['race'\] names networks"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nto_end='race'\n", "to_end must be a list of network names, got 'race'"),
 ])
 def test_bad_pipeline_configs_are_named(tmp_path: Path, text: str, match: str) -> None:
     cfg = tmp_path / "bad.toml"
@@ -174,6 +176,52 @@ def test_a_bank_is_cut_into_enough_chunks_for_a_fair_holdout(tmp_path: Path) -> 
     assert bank_chunks(tmp_path / "bank", tmp_path / "data", 1) == 6400
     chunks = sorted((tmp_path / "data" / "data").glob("chunk-*.npz"))
     assert len(chunks) == MIN_CHUNKS
+
+
+def test_a_network_may_learn_from_labels_rolled_out_to_the_end_only(tmp_path: Path) -> None:
+    """``[fit] to_end``: the rows of a shard whose settings truncate a class's rollouts are left out of that fit;
+    a position labelled both ways counts as truncated."""
+    from bgbot import Position
+    from bgbot.labels.bank import load_bank, write_shard
+    from bgbot.rules.position import PositionClass, classify_boards
+    from training.pipeline import bank_chunks
+    from training.refine import load_chunks
+
+    def pid(mine: dict[int, int], theirs: dict[int, int]) -> str:
+        board = [0] * 26
+        for p, n in mine.items():
+            board[p] = n
+        for p, n in theirs.items():
+            board[p] = -n
+        return Position(board).gnubg_id()
+
+    race = pid({6: 5, 5: 5, 8: 5}, {20: 5, 19: 5, 24: 5})
+    other_race = pid({6: 5, 5: 5, 9: 5}, {20: 5, 19: 5, 17: 5})
+    contact = Position.start().gnubg_id()
+    crashed = pid({1: 5, 2: 5, 20: 2}, {19: 5, 18: 5, 17: 5})  # 6 left besides the stacks on its 1 and 2
+
+    def shard(k: int, ids: list[str], settings: dict[str, object]) -> None:
+        boards = np.array([Position.from_id(i).board for i in ids], dtype=np.int8)
+        n = len(ids)
+        arrays = {"position_id": np.array(ids, dtype="<U14"), "board": boards,
+                  "probs": np.tile(np.array([[0.5, 0.1, 0.0, 0.1, 0.0]], np.float32), (n, 1)),
+                  "se": np.full(n, 0.05, np.float32), "trials": np.full(n, 36, np.int32),
+                  "cls": classify_boards(boards), "source": np.zeros(n, np.int8)}
+        write_shard(tmp_path / "bank", arrays, {"file": f"shard-00000009-{k:05d}.npz", "kind": "rollout",
+                                                "settings": settings, "model_sha256": "0" * 64, "seed": 9, "shard": k,
+                                                "command": "test", "created": "2026-01-01T00:00:00Z"})
+
+    shard(0, [race, contact, crashed], {"truncate": 7, "crashed_truncate": 0})  # races truncated as the rest
+    shard(1, [race, other_race, contact], {"truncate": 7, "crashed_truncate": 0, "race_truncate": 0})
+    labels = load_bank(tmp_path / "bank")
+    got = {str(i): (PositionClass(int(c)).name, int(t), int(n))
+           for i, c, t, n in zip(labels.position_id, labels.cls, labels.truncate, labels.labels, strict=True)}
+    assert got == {race: ("RACE", 7, 2), contact: ("CONTACT", 7, 2), crashed: ("CRASHED", 0, 1),
+                   other_race: ("RACE", 0, 1)}
+    assert bank_chunks(tmp_path / "bank", tmp_path / "all", 1) == 4
+    assert bank_chunks(tmp_path / "bank", tmp_path / "end", 1, to_end=True) == 2
+    boards, _, _ = load_chunks(tmp_path / "end")
+    assert sorted(Position(b.tolist()).gnubg_id() for b in boards) == sorted([crashed, other_race])
 
 
 def test_sibling_labels_of_the_network_join_the_main_fit_with_the_rank_loss(small_bank: Path,

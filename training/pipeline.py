@@ -7,7 +7,7 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
     [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
     [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
-                schedule, rank
+                schedule, rank, to_end (networks fitted to labels rolled out to the end only)
     [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
@@ -71,11 +71,17 @@ class FitStage:
     shards: int = 0  # the manifest's first N shards (0: all of them)
     schedule: str = "constant"  # the learning rate's course (training.config.SCHEDULES)
     rank: float = 0.0  # the sibling loss's weight in the main network's fit (with a [siblings] stage)
+    # networks fitted only to labels rolled out to the end (no network's value at a truncated leaf): the race
+    # network fitted to truncated race labels played races worse (docs/training.md)
+    to_end: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
         if bad or not self.nets:
             raise ConfigError(f"[fit] nets {list(self.nets)!r}: choose from main, {', '.join(CLASS_NETS)}")
+        if not set(self.to_end) <= set(self.nets):
+            raise ConfigError(f"[fit] to_end {list(self.to_end)!r} names networks that nets {list(self.nets)!r} "
+                              "does not fit")
         if not (isinstance(self.epochs, int) and self.epochs >= 1):
             raise ConfigError(f"[fit] epochs must be a whole number >= 1, got {self.epochs!r}")
         if not (isinstance(self.lr, float | int) and 0 < self.lr < 1):
@@ -187,8 +193,12 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         if bad:
             raise ConfigError(f"pipeline config {str(p)!r}: unknown [{name}] keys {sorted(bad)}; known {sorted(known)}")
         values = dict(raw[name])
-        if "nets" in values:
-            values["nets"] = tuple(values["nets"])
+        for key in ("nets", "to_end"):
+            if key in values:
+                if not isinstance(values[key], list) or not all(isinstance(v, str) for v in values[key]):
+                    raise ConfigError(f"pipeline config {str(p)!r}: [{name}] {key} must be a list of network "
+                                      f"names, got {values[key]!r}")
+                values[key] = tuple(values[key])
         return cls(**values)
 
     selfplay = raw.get("selfplay")
@@ -252,18 +262,23 @@ class _Stages:
         return rec
 
 
-def bank_chunks(bank: Path, out: Path, seed: int, shards: int = 0) -> int:
+def bank_chunks(bank: Path, out: Path, seed: int, shards: int = 0, *, to_end: bool = False) -> int:
     """Write the bank's positions (each once, labels combined) as training chunks ``out/data/chunk-*.npz``.
 
     Rows are shuffled by ``seed`` so that the held-out chunks are a fair sample, and cut into at least
     :data:`MIN_CHUNKS` chunks where the bank allows, so that the fit's held-out share of chunks is near its
-    ``holdout``.  ``shards`` > 0 reads the manifest's first ``shards`` shards only.  Returns the row count.
+    ``holdout``.  ``shards`` > 0 reads the manifest's first ``shards`` shards only; ``to_end`` keeps only
+    the positions whose every label was rolled out to the end.  Returns the row count.
     """
     from bgbot.labels.bank import load_bank
 
     labels = load_bank(bank, first=shards)
+    if to_end:
+        keep = np.flatnonzero(labels.truncate == 0)
+        labels = type(labels)(**{f: getattr(labels, f)[keep] for f in labels.__dataclass_fields__})
     if len(labels) == 0:
-        raise ConfigError(f"the label bank {str(bank)!r} holds no labels: run bgbot label first")
+        what = "no labels rolled out to the end" if to_end else "no labels"
+        raise ConfigError(f"the label bank {str(bank)!r} holds {what}: run bgbot label first")
     order = np.random.default_rng([seed, 0xBA4C]).permutation(len(labels))
     data = out / "data"
     if data.exists():
@@ -318,6 +333,8 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
 
         entries = _first_shards(check_bank(bank), pl.fit.shards, bank)
         settings = {**dataclasses.asdict(pl.fit), "init": current, "shard_sha256": [e["sha256"] for e in entries]}
+        if not pl.fit.to_end:  # a setting added later: runs made before it keep their stage keys
+            del settings["to_end"]
         rec = stages.done("fit", settings)
         if rec is None:
             rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings))
@@ -394,15 +411,20 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
     data = root / "bank-data"
     rows = bank_chunks(bank, data, st.seed, st.shards)
     boards, _, _ = load_chunks(data)  # read once: which rows each network answers
+    if st.to_end:
+        data_to_end = root / "bank-data-to-end"
+        bank_chunks(bank, data_to_end, st.seed, st.shards, to_end=True)
+        boards_to_end, _, _ = load_chunks(data_to_end)
     current = init
     fitted: dict[str, Any] = {}
     for net in st.nets:
-        n = _rows_for(boards, current, net)
+        net_data, net_boards = (data_to_end, boards_to_end) if net in st.to_end else (data, boards)
+        n = _rows_for(net_boards, current, net)
         if n < st.min_rows:
             fitted[net] = {"rows": n, "fitted": False, "why": f"fewer than min_rows {st.min_rows}"}
             continue
         out = root / f"fit-{net}"
-        sources: list[str | Path] = [data] if siblings is None or net != "main" else [data, siblings]
+        sources: list[str | Path] = [net_data] if siblings is None or net != "main" else [net_data, siblings]
         res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
                   seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
                   rank=st.rank if len(sources) > 1 else 0.0)

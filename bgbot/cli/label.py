@@ -47,10 +47,21 @@ def default_bank() -> Path:
     return root / "training" / "labels"
 
 
+def _share(text: str) -> float:
+    """A number above 0 and at most 1 (argparse type), or an error quoting the text."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share above 0 and at most 1")
+    return v
+
+
 def _settings(args: argparse.Namespace) -> object:
     from bgbot.labels.generate import LUCK_POOL, LabelSettings
 
-    names = ("trials", "truncate", "crashed_truncate", "batch", "pool")
+    names = ("trials", "truncate", "crashed_truncate", "race_truncate", "batch", "pool", "keep", "only")
     over = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.luck is not None:
         over["luck"] = args.luck
@@ -159,6 +170,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--truncate", type=count, help="plies before the network values the leaf (0: to the end)")
     s.add_argument("--crashed-truncate", type=count,
                    help="the same for crashed positions (default 0: to the end; their network is the least sure)")
+    s.add_argument("--race-truncate", type=count,
+                   help="the same for races (default 0: to the end; a race is short)")
+    s.add_argument("--only", choices=("contact", "crashed", "race"),
+                   help="keep only positions of this class (a labeller for one network)")
+    s.add_argument("--keep", type=_share, help="the base chance of keeping a position of a game (default 0.04; "
+                   "raise it with --only race, which keeps few)")
     s.add_argument("--luck", action=argparse.BooleanOptionalAction, default=None,
                    help="luck adjustment (default: none, which buys more per CPU-second; BENCHMARKS.md, label bank)")
     s.add_argument("--batch", type=count, help="positions a task")

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.errors import LabelBankError
+from bgbot.errors import ConfigError, LabelBankError
 from bgbot.fileio import atomic_open, write_text_atomic
 
 __all__ = [
@@ -307,7 +307,9 @@ class LabelSet:
     ``board`` (N, 26) int8 and ``position_id`` (N,) are each position before its side on roll rolls;
     ``probs`` (N, 5) that side's five probabilities; ``se`` (N,) the combined standard error of its
     cubeless equity; ``labels`` (N,) how many labels were combined into the row; ``cls``, ``source`` as in
-    a shard (the first label's source).
+    a shard (the first label's source); ``truncate`` (N,) the plies its rollout ran before the network valued
+    the leaf, from its shard's settings (0: to the end; of a combined row, the largest of its labels', so 0
+    only where every label ran to the end).
     """
 
     position_id: NDArray[np.str_]
@@ -317,6 +319,7 @@ class LabelSet:
     labels: NDArray[np.int32]
     cls: NDArray[np.int8]
     source: NDArray[np.int8]
+    truncate: NDArray[np.int16]
 
     def __len__(self) -> int:
         return len(self.position_id)
@@ -351,20 +354,31 @@ def load_bank(bank: str | os.PathLike[str], *, verify: bool = True, first: int =
 
     A missing or damaged shard is a LabelBankError naming it; a bank with no shards gives an empty set.
     """
+    from bgbot.labels.generate import row_truncation, settings_from_meta
+
     b = Path(bank)
-    cols: dict[str, list[NDArray[Any]]] = {k: [] for k in _FIELDS}
+    cols: dict[str, list[NDArray[Any]]] = {k: [] for k in (*_FIELDS, "truncate")}
     entries = read_manifest(b)["shards"]
     for e in entries[:first] if first else entries:
         arrays = read_shard(b / e["file"], e["sha256"] if verify else None)
         for k in _FIELDS:
             cols[k].append(arrays[k])
+        where = f"label shard {e['file']!r}"
+        try:
+            cols["truncate"].append(row_truncation(settings_from_meta(e["settings"]), arrays["cls"]))
+        except (ConfigError, LabelBankError) as exc:
+            raise LabelBankError(f"{where}: {exc}") from None
     if not cols["position_id"]:
         return LabelSet(np.zeros(0, "<U14"), np.zeros((0, 26), np.int8), np.zeros((0, 5), np.float32),
-                        np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int8))
+                        np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int8),
+                        np.zeros(0, np.int16))
     a = {k: np.concatenate(v) for k, v in cols.items()}
     first, probs, se, counts = combine(a["position_id"], a["probs"], a["se"])
+    _, inverse = np.unique(a["position_id"], return_inverse=True)
+    longest = np.zeros(len(first), dtype=np.int64)
+    np.maximum.at(longest, inverse, a["truncate"])
     return LabelSet(a["position_id"][first], a["board"][first].astype(np.int8), probs, se, counts,
-                    a["cls"][first].astype(np.int8), a["source"][first].astype(np.int8))
+                    a["cls"][first].astype(np.int8), a["source"][first].astype(np.int8), longest.astype(np.int16))
 
 
 def bank_ids(bank: str | os.PathLike[str]) -> set[str]:

@@ -63,7 +63,8 @@ class LabelSettings:
     (variance reduction).  Positions: ``pool`` sampled a shard, ``batch`` a task, ``keep`` the base
     probability of keeping a position (times :func:`interest`), ``explore`` the share of random moves,
     ``pubeval_share`` of games against pubeval, ``mine_share`` of kept positions whose roll is
-    searched for a 1-ply / 2-ply disagreement.
+    searched for a 1-ply / 2-ply disagreement, ``only`` a class to keep alone.  ``crashed_truncate`` and
+    ``race_truncate`` are the truncation of those classes' rollouts.
     """
 
     # 36 trials truncated after 7 plies, without luck adjustment: 21 times cheaper than luck-adjusted ones and
@@ -75,6 +76,12 @@ class LabelSettings:
     # (docs/calibration.png), and a crashed position stays crashed for many plies, so a truncated rollout would
     # keep its bias; a shard made before this setting existed truncated them as the rest ("from_meta")
     crashed_truncate: int = 0
+    # races are rolled out to the end too: a race is short (a trial costs about three 7-ply truncations), and the
+    # race network fitted to truncated race labels, which value the leaf with that same network, played races
+    # worse (docs/training.md); a shard made before this setting existed truncated them as the rest
+    race_truncate: int = 0
+    # keep only positions of this class ("contact", "crashed", "race"; "" any): a labeller for one network
+    only: str = ""
     luck: bool = False
     batch: int = 32
     pool: int = 32768  # about five minutes of labels without luck adjustment (LUCK_POOL with it)
@@ -89,8 +96,8 @@ class LabelSettings:
     row_by_row: bool = False
 
     def __post_init__(self) -> None:
-        for name, lo in (("trials", 36), ("truncate", 0), ("crashed_truncate", 0), ("batch", 1), ("pool", 1),
-                         ("parallel", 2)):
+        for name, lo in (("trials", 36), ("truncate", 0), ("crashed_truncate", 0), ("race_truncate", 0),
+                         ("batch", 1), ("pool", 1), ("parallel", 2)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ConfigError(f"label {name} must be a whole number >= {lo}, got {quote_input(v)}")
@@ -102,10 +109,16 @@ class LabelSettings:
                 raise ConfigError(f"label {name} must be a number from 0 to 1, got {quote_input(v)}")
         if self.keep == 0:
             raise ConfigError("label keep must be above 0 (no position would ever be kept)")
+        if self.only not in ONLY_CLASSES:
+            raise ConfigError(f"label only must be one of {', '.join(map(repr, ONLY_CLASSES))}, got "
+                              f"{quote_input(self.only)}")
         for name in ("luck", "row_by_row"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"label {name} must be True or False, got {quote_input(getattr(self, name))}")
 
+
+#: the classes a labeller may keep alone (``LabelSettings.only``; "" keeps every class)
+ONLY_CLASSES = ("", "contact", "crashed", "race")
 
 #: the pool of a shard of luck-adjusted labels (about five minutes of them on one core)
 LUCK_POOL = 2048
@@ -119,7 +132,8 @@ def settings_from_meta(settings: dict[str, Any]) -> LabelSettings:
     unknown = set(settings) - known
     if unknown:
         raise LabelBankError(f"a shard's settings name {sorted(unknown)}, which this bgbot does not know")
-    return LabelSettings(**{"crashed_truncate": settings.get("truncate", 7), "row_by_row": True, **settings})
+    old = settings.get("truncate", 7)
+    return LabelSettings(**{"crashed_truncate": old, "race_truncate": old, "row_by_row": True, **settings})
 
 
 def batch_seed(seed: int, shard: int, batch: int) -> int:
@@ -255,13 +269,14 @@ def sample_pool(evaluator: Any, settings: LabelSettings, rng: np.random.Generato
     """``settings.pool`` distinct positions to label: ``(boards (N, 26), position IDs, source codes)``.
 
     Each position is from its side on roll's view, before its roll; none is finished, an exact bear-off
-    or in ``skip`` (Position IDs).  The order is shuffled by ``rng`` (any prefix is a fair sample).
+    or in ``skip`` (Position IDs), and with ``settings.only`` each is of that class.  The order is shuffled
+    by ``rng`` (any prefix is a fair sample).
     """
     from bgbot.eval import pubeval
     from bgbot.eval.evaluate import equity, terminal_probs
     from bgbot.rules.dice import reroll_opening_doubles
     from bgbot.rules.movegen import successors_batch
-    from bgbot.rules.position import Position, gnubg_position_id
+    from bgbot.rules.position import Position, PositionClass, classify_boards, gnubg_position_id
 
     db = evaluator.db
     g = settings.parallel
@@ -273,9 +288,13 @@ def sample_pool(evaluator: Any, settings: LabelSettings, rng: np.random.Generato
     skip = skip if skip is not None else set()
     seen: dict[str, tuple[NDArray[np.int8], int]] = {}
 
+    only = PositionClass[settings.only.upper()] if settings.only else None
+
     def add(rows: NDArray[np.int8], source: int) -> None:
         done, _ = terminal_probs(rows)
         rows = rows[~done & ~db.is_bearoff(rows)]
+        if only is not None:
+            rows = rows[classify_boards(rows) == only]
         for r in rows:
             pid = gnubg_position_id(Position(r.tolist(), validate=False))
             if pid not in skip and pid not in seen:
@@ -323,6 +342,16 @@ def rollout_settings(settings: LabelSettings, seed: int) -> Any:
                            stop_at_bearoff=True)
 
 
+def row_truncation(settings: LabelSettings, cls: NDArray[Any]) -> NDArray[np.int64]:
+    """Each row's rollout truncation (plies before the network values the leaf; 0: to the end) by its class."""
+    from bgbot.rules.position import PositionClass
+
+    t = np.full(len(cls), settings.truncate, dtype=np.int64)
+    t[cls == PositionClass.CRASHED] = settings.crashed_truncate
+    t[cls == PositionClass.RACE] = settings.race_truncate
+    return t
+
+
 def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, Any]:
     """An executor task: roll out ``payload['boards']`` (each before its side on roll rolls) with ``seed``.
 
@@ -331,7 +360,7 @@ def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, 
     """
     from bgbot.engine.rollout import rollout_probs
     from bgbot.eval.evaluate import row_by_row
-    from bgbot.rules.position import PositionClass, classify_boards
+    from bgbot.rules.position import classify_boards
 
     settings = settings_from_meta(payload["settings"])
     if settings.row_by_row:  # each evaluation its row's alone, bit for bit, whatever else the batch holds
@@ -340,13 +369,13 @@ def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, 
     t0 = time.process_time()
     probs = np.zeros((len(boards), 5), dtype=np.float32)
     se = np.zeros(len(boards), dtype=np.float32)
-    crashed = classify_boards(boards) == PositionClass.CRASHED
-    if settings.crashed_truncate == settings.truncate:
-        crashed[:] = False
-    # each part keeps its rows' order, so a row's dice (its place among its part's rows) are those of any prefix
-    for rows, truncate in ((~crashed, settings.truncate), (crashed, settings.crashed_truncate)):
+    truncate = row_truncation(settings, classify_boards(boards))
+    # one rollout for each truncation (rows of equal truncation together, whatever their class); each part keeps
+    # its rows' order, so a row's dice (its place among its part's rows) are those of any prefix
+    for t in np.unique(truncate):
+        rows = truncate == t
         if rows.any():
-            part = dataclasses.replace(settings, truncate=truncate)
+            part = dataclasses.replace(settings, truncate=int(t))
             p, e = rollout_probs(evaluator, boards[rows], rollout_settings(part, seed), dice_per_row=True,
                                  with_se=True)
             probs[rows], se[rows] = p, e
