@@ -344,6 +344,18 @@ def test_a_shard_made_before_race_truncation_existed_labels_races_as_the_rest() 
     assert (new.truncate, new.crashed_truncate, new.race_truncate) == (7, 0, 0)
 
 
+def test_a_shard_with_a_bad_truncation_is_named_when_the_bank_is_read(tmp_path: Path) -> None:
+    from bgbot.labels.bank import label_truncation
+
+    with pytest.raises(LabelBankError, match="shard 'x': race_truncate -1 is not a whole number"):
+        label_truncation({"truncate": 7, "race_truncate": -1}, np.array([2], np.int8), "shard 'x'")
+    ids = [Position.start().gnubg_id()]
+    entry = {**_entry("shard-00000009-00000.npz"), "settings": {"truncate": "seven"}}
+    write_shard(tmp_path, _arrays(ids, [[0.5, 0.1, 0.0, 0.1, 0.0]], [0.01]), entry)
+    with pytest.raises(LabelBankError, match=r"label shard 'shard-00000009-00000\.npz': truncate 'seven'"):
+        load_bank(tmp_path)
+
+
 def test_a_labeller_can_keep_one_class_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--only race`` fills a shard with races only (for the race network), each labelled to the end."""
     from bgbot.rules.position import PositionClass

@@ -56,7 +56,10 @@ def test_the_default_pass_is_the_row_by_row_pass_within_float32_rounding(shipped
     for batch in (boards, succ, succ[::-1].copy()):
         fast = shipped(batch)
         alone = row_by_row(shipped)(batch)
-        np.testing.assert_allclose(fast, alone, rtol=0, atol=5e-6)
+        # a row's first layer carries the rounding of up to 63 updates before it: a few millionths at worst (its
+        # size moves with the weights: up to 6.8e-6 on generation 11), far less on average; a wrong update is
+        # off by tenths
+        np.testing.assert_allclose(fast, alone, rtol=0, atol=1e-5)
         assert np.abs(fast - alone).mean() < 1e-7
 
 

@@ -153,7 +153,8 @@ def test_the_limits_are_in_health_and_in_each_refusal(engine: Engine, tmp_path: 
         second = c.post("/v1/jobs/rollout", json={"position": START, "trials": 36})
         assert second.status_code == 503
         assert "at most 1" in second.json()["error"]["message"] and "--max-jobs" in second.json()["error"]["message"]
-        assert c.get("/v1/health").json()["jobs"]["queued"] + c.get("/v1/health").json()["jobs"]["running"] == 1
+        jobs = c.get("/v1/health").json()["jobs"]  # one reading: the job may start between two
+        assert jobs["queued"] + jobs["running"] == 1
         assert c.delete(f"/v1/jobs/{first.json()['id']}").status_code == 200
         assert c.post("/v1/jobs/rollout", json={"position": START, "trials": 36, "truncate": 1}).status_code == 202
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bgbot.errors import ConfigError, LabelBankError
+from bgbot.errors import LabelBankError, quote_input
 from bgbot.fileio import atomic_open, write_text_atomic
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "LabelSet",
     "adopt_orphans",
     "check_bank",
+    "label_truncation",
     "load_bank",
     "read_manifest",
     "read_shard",
@@ -348,14 +349,35 @@ def combine(ids: NDArray[np.str_], probs: NDArray[np.float32], se: NDArray[np.fl
         counts.astype(np.int32)
 
 
+def label_truncation(settings: Any, cls: NDArray[Any], where: str = "label settings") -> NDArray[np.int64]:
+    """Each row's rollout truncation (plies before the network values the leaf; 0: to the end) by its class.
+
+    ``settings`` is a shard's recorded settings: ``truncate``, and ``crashed_truncate`` and ``race_truncate``
+    for those classes (a shard made before either existed truncated them as the rest); ``cls`` the rows'
+    :class:`~bgbot.rules.position.PositionClass` codes.  A bad value is a LabelBankError naming ``where``.
+    """
+    from bgbot.rules.position import PositionClass
+
+    if not isinstance(settings, dict):
+        raise LabelBankError(f"{where}: settings {quote_input(settings)} are not a table")
+    values = {}
+    for name in ("truncate", "crashed_truncate", "race_truncate"):
+        v = settings.get(name, settings.get("truncate", 7))
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise LabelBankError(f"{where}: {name} {quote_input(v)} is not a whole number of plies")
+        values[name] = v
+    t = np.full(len(cls), values["truncate"], dtype=np.int64)
+    t[cls == PositionClass.CRASHED] = values["crashed_truncate"]
+    t[cls == PositionClass.RACE] = values["race_truncate"]
+    return t
+
+
 def load_bank(bank: str | os.PathLike[str], *, verify: bool = True, first: int = 0) -> LabelSet:
     """Every listed shard of ``bank`` (``first`` > 0: the manifest's first ``first`` shards), checked
     (``verify``: their SHA-256) and combined by position.
 
     A missing or damaged shard is a LabelBankError naming it; a bank with no shards gives an empty set.
     """
-    from bgbot.labels.generate import row_truncation, settings_from_meta
-
     b = Path(bank)
     cols: dict[str, list[NDArray[Any]]] = {k: [] for k in (*_FIELDS, "truncate")}
     entries = read_manifest(b)["shards"]
@@ -363,11 +385,7 @@ def load_bank(bank: str | os.PathLike[str], *, verify: bool = True, first: int =
         arrays = read_shard(b / e["file"], e["sha256"] if verify else None)
         for k in _FIELDS:
             cols[k].append(arrays[k])
-        where = f"label shard {e['file']!r}"
-        try:
-            cols["truncate"].append(row_truncation(settings_from_meta(e["settings"]), arrays["cls"]))
-        except (ConfigError, LabelBankError) as exc:
-            raise LabelBankError(f"{where}: {exc}") from None
+        cols["truncate"].append(label_truncation(e.get("settings"), arrays["cls"], f"label shard {e['file']!r}"))
     if not cols["position_id"]:
         return LabelSet(np.zeros(0, "<U14"), np.zeros((0, 26), np.int8), np.zeros((0, 5), np.float32),
                         np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int8),

@@ -41,6 +41,7 @@ from bgbot.labels.bank import (
     SOURCES,
     adopt_orphans,
     bank_ids,
+    label_truncation,
     read_manifest,
     read_shard,
     shard_meta,
@@ -344,12 +345,7 @@ def rollout_settings(settings: LabelSettings, seed: int) -> Any:
 
 def row_truncation(settings: LabelSettings, cls: NDArray[Any]) -> NDArray[np.int64]:
     """Each row's rollout truncation (plies before the network values the leaf; 0: to the end) by its class."""
-    from bgbot.rules.position import PositionClass
-
-    t = np.full(len(cls), settings.truncate, dtype=np.int64)
-    t[cls == PositionClass.CRASHED] = settings.crashed_truncate
-    t[cls == PositionClass.RACE] = settings.race_truncate
-    return t
+    return label_truncation(dataclasses.asdict(settings), cls)
 
 
 def label_task(evaluator: Any, payload: dict[str, Any], seed: int) -> dict[str, Any]:
