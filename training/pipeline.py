@@ -71,8 +71,8 @@ class FitStage:
     shards: int = 0  # the manifest's first N shards (0: all of them)
     schedule: str = "constant"  # the learning rate's course (training.config.SCHEDULES)
     rank: float = 0.0  # the sibling loss's weight in the main network's fit (with a [siblings] stage)
-    # networks fitted only to labels rolled out to the end (no network's value at a truncated leaf): the race
-    # network fitted to truncated race labels played races worse (docs/training.md)
+    # networks fitted only to labels rolled out to the end (no network's value at a truncated leaf), such as the
+    # race network's of `bgbot label --only race` (docs/training.md: pointwise race fits, "Races rolled out to the end")
     to_end: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -275,7 +275,8 @@ def bank_chunks(bank: Path, out: Path, seed: int, shards: int = 0, *, to_end: bo
     labels = load_bank(bank, first=shards)
     if to_end:
         keep = np.flatnonzero(labels.truncate == 0)
-        labels = type(labels)(**{f: getattr(labels, f)[keep] for f in labels.__dataclass_fields__})
+        labels = dataclasses.replace(labels, **{f.name: getattr(labels, f.name)[keep]
+                                                for f in dataclasses.fields(labels)})
     if len(labels) == 0:
         what = "no labels rolled out to the end" if to_end else "no labels"
         raise ConfigError(f"the label bank {str(bank)!r} holds {what}: run bgbot label first")
