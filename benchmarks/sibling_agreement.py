@@ -13,7 +13,7 @@ judges that.  With ``--ply 2`` each play is valued by the checkpoint's own 2-ply
 opponent's 21 rolls, its reply by 1-ply, then the network; bear-offs from the database, as play does):
 how much of 3-ply's choice a 2-ply player makes.
 
-    python benchmarks/sibling_agreement.py runs/rank-test checkpoints/bgbot-gen9.pt checkpoints/bgbot-default.pt
+    python benchmarks/sibling_agreement.py runs/rank-test checkpoints/bgbot-gen11.pt checkpoints/bgbot-default.pt
     python benchmarks/sibling_agreement.py --ply 2 runs/rank3 checkpoints/bgbot-default.pt
 """
 
