@@ -72,8 +72,8 @@ def arm_rows(spec: str, cpu_seconds: float, sample_cost: float) -> dict[str, Any
     if not cols["position_id"]:
         raise SystemExit(f"--arm {spec!r}: no shard of that kind in {str(bank)!r}")
     a = {k: np.concatenate(v) for k, v in cols.items()}
-    first, probs, se, _ = combine(a["position_id"], a["probs"], a["se"])
-    return {"bank": bank, "board": a["board"][first], "probs": probs, "se": se, "labels": len(a["se"]),
+    c = combine(a["position_id"], a["probs"], a["se"])
+    return {"bank": bank, "board": a["board"][c.first], "probs": c.probs, "se": c.se, "labels": len(a["se"]),
                   "cpu_seconds": spent}
 
 

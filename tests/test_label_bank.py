@@ -21,6 +21,7 @@ from bgbot.labels.bank import (
     MANIFEST,
     adopt_orphans,
     check_bank,
+    combine,
     load_bank,
     read_manifest,
     read_shard,
@@ -138,6 +139,15 @@ def test_a_position_labelled_twice_is_combined_by_its_standard_errors(tmp_path: 
     assert labels.labels[row] == 2
     with pytest.raises(LabelBankError, match="written once"):
         write_shard(tmp_path, _arrays([start], [b], [0.01]), _entry(shard_name(9, 1)))
+
+
+def test_combine_maps_every_row_to_its_position() -> None:
+    ids = np.array(["4HPwATDgc/ABMA", "4HPwARLgc/ABMA", "4HPwATDgc/ABMA"])
+    probs = np.array([[0.5, 0.1, 0.0, 0.1, 0.0], [0.4, 0.1, 0.0, 0.1, 0.0], [0.7, 0.1, 0.0, 0.1, 0.0]], np.float32)
+    c = combine(ids, probs, np.array([0.02, 0.02, 0.02], np.float32))
+    assert list(ids[c.first][c.inverse]) == list(ids)
+    assert list(c.counts[c.inverse]) == [2, 1, 2]
+    assert c.probs[c.inverse[0], 0] == pytest.approx(0.6)
 
 
 def test_inconsistent_labels_are_refused(tmp_path: Path) -> None:

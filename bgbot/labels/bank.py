@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -330,23 +330,33 @@ class LabelSet:
 SE_FLOOR = 1e-3
 
 
-def combine(ids: NDArray[np.str_], probs: NDArray[np.float32], se: NDArray[np.float32],
-            ) -> tuple[NDArray[np.int64], NDArray[np.float32], NDArray[np.float32], NDArray[np.int32]]:
-    """Combine the labels of equal positions: ``(first row of each, probs, se, count)``.
+class Combined(NamedTuple):
+    """The labels of equal positions combined: one entry per distinct Position ID, in sorted ID order."""
+
+    first: NDArray[np.int64]  # each position's first row in the input
+    probs: NDArray[np.float32]  # the SE-weighted mean of its labels, from the side on roll
+    se: NDArray[np.float32]  # the standard error of that mean
+    counts: NDArray[np.int32]  # how many labels it had
+    inverse: NDArray[np.int64]  # each input row's position (an index into the above)
+
+
+def combine(ids: NDArray[np.str_], probs: NDArray[np.float32], se: NDArray[np.float32]) -> Combined:
+    """Combine the labels of equal positions (probabilities from the side on roll, as stored).
 
     Each position's probabilities are the mean of its labels weighted by ``1 / se**2`` (with
     :data:`SE_FLOOR`), its standard error ``1 / sqrt(sum of weights)``.
     """
     if len(ids) == 0:
-        return (np.zeros(0, np.int64), np.zeros((0, 5), np.float32), np.zeros(0, np.float32),
-                np.zeros(0, np.int32))
+        return Combined(np.zeros(0, np.int64), np.zeros((0, 5), np.float32), np.zeros(0, np.float32),
+                        np.zeros(0, np.int32), np.zeros(0, np.int64))
     _, first, inverse, counts = np.unique(ids, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)  # numpy 2.0-2.1 shape it as the input; keep it one-dimensional
     w = 1.0 / np.maximum(se.astype(np.float64), SE_FLOOR) ** 2
     wsum = np.bincount(inverse, weights=w, minlength=len(first))
     mean = np.stack([np.bincount(inverse, weights=w * probs[:, j], minlength=len(first)) for j in range(5)],
                     axis=1) / wsum[:, None]
-    return first.astype(np.int64), mean.astype(np.float32), (1.0 / np.sqrt(wsum)).astype(np.float32), \
-        counts.astype(np.int32)
+    return Combined(first.astype(np.int64), mean.astype(np.float32), (1.0 / np.sqrt(wsum)).astype(np.float32),
+                    counts.astype(np.int32), inverse.astype(np.int64))
 
 
 def label_truncation(settings: Any, cls: NDArray[Any], where: str = "label settings") -> NDArray[np.int64]:
@@ -391,12 +401,12 @@ def load_bank(bank: str | os.PathLike[str], *, verify: bool = True, first: int =
                         np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int8),
                         np.zeros(0, np.int16))
     a = {k: np.concatenate(v) for k, v in cols.items()}
-    first, probs, se, counts = combine(a["position_id"], a["probs"], a["se"])
-    _, inverse = np.unique(a["position_id"], return_inverse=True)
-    longest = np.zeros(len(first), dtype=np.int64)
-    np.maximum.at(longest, inverse, a["truncate"])
-    return LabelSet(a["position_id"][first], a["board"][first].astype(np.int8), probs, se, counts,
-                    a["cls"][first].astype(np.int8), a["source"][first].astype(np.int8), longest.astype(np.int16))
+    c = combine(a["position_id"], a["probs"], a["se"])
+    longest = np.zeros(len(c.first), dtype=np.int64)
+    np.maximum.at(longest, c.inverse, a["truncate"])
+    return LabelSet(a["position_id"][c.first], a["board"][c.first].astype(np.int8), c.probs, c.se, c.counts,
+                    a["cls"][c.first].astype(np.int8), a["source"][c.first].astype(np.int8),
+                    longest.astype(np.int16))
 
 
 def bank_ids(bank: str | os.PathLike[str]) -> set[str]:
