@@ -13,7 +13,10 @@ Each disagreement with gnubg's decision is put in one category: bgbot doubles wh
 misses a double, takes / passes the other way, or "too good" the other way; the count per position class
 follows.  Where ``bgbot`` errs and ``gnubg`` does not, the network's probabilities are the cause; where
 both err, the cube model or the lookahead's depth is (the same code on gnubg's nets).  Swapping the win
-and gammon parts says which of the probabilities matter.
+and gammon parts says which of the probabilities matter.  Last, the static cubeless probabilities the cube
+code starts from (0-ply in gnubg's numbering, bgbot's 1-ply value of the position: the network, or the
+bear-off database) against the file's gnubg 2-ply ones, by class: the rms error and mean of the win
+probability and of the cubeless equity, from the side on roll.
 
 Usage::
 
@@ -131,7 +134,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         only_g = sum(b and not g for b, g in zip(ok_b, ok_g, strict=True))
         print(f"wrong on both networks (cube code / lookahead depth): {both}; only on bgbot's network: {only_b}; "
               f"only on gnubg's: {only_g}")
+    from bgbot.engine.api import Engine
+
+    ref = np.array([r["probs"] for r in rows], dtype=np.float64)
+    print("static probabilities (the engine's: the network, bear-offs from the database) against gnubg 2-ply's "
+          "(side on roll): win rms / mean error, cubeless equity rms / mean error")
+    for name in ("bgbot", "gnubg"):
+        if name in evaluators:
+            static = np.asarray(Engine(evaluators[name]).evaluator(boards), dtype=np.float64)
+            print(f"{name:<7}" + "; ".join(f"{k} ({n}): {v}" for k, n, v in static_errors(static, ref, cls)))
     return 0
+
+
+def static_errors(probs: NDArray[np.float64], ref: NDArray[np.float64], cls: Sequence[str]
+                  ) -> list[tuple[str, int, str]]:
+    """Per class (and ``all``): ``(class, count, "win rms / mean, equity rms / mean")`` of ``probs`` against ``ref``.
+
+    Both ``(N, 5)`` cubeless probabilities of the same positions from the side on roll.
+    """
+    from bgbot.eval.evaluate import equity
+
+    dw = probs[:, 0] - ref[:, 0]
+    de = equity(probs) - equity(ref)
+    names = np.asarray(cls)
+    out = []
+    for k in ("all", *sorted(set(cls))):
+        m = np.ones(len(names), bool) if k == "all" else names == k
+        out.append((k, int(m.sum()), f"{np.sqrt(np.mean(dw[m] ** 2)):.4f} / {dw[m].mean():+.4f}, "
+                                     f"{np.sqrt(np.mean(de[m] ** 2)):.4f} / {de[m].mean():+.4f}"))
+    return out
 
 
 if __name__ == "__main__":

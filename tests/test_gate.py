@@ -11,7 +11,7 @@ import torch
 from bgbot.errors import ConfigError
 from bgbot.eval.inference import ModelSpec
 from bgbot.eval.nets import ValueNet, save_checkpoint
-from training.gate import gate, load_record
+from training.gate import DUEL_SE, gate, load_record
 
 
 def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,7 +44,7 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch
     assert theirs["checker"]["1"]["positions"] == 12 and list(theirs["cube"]) == ["1"]
     se = row["duel"]["se"] if row["duel"]["se"] is not None else float("inf")
     rules = {
-        "duel": row["duel"]["ppg"] > se,
+        "duel": row["duel"]["ppg"] > DUEL_SE * se,
         "checker": row["checker"]["1"]["all"] + row["checker"]["2"]["all"]
         < theirs["checker"]["1"]["all"] + theirs["checker"]["2"]["all"],
         "cube": row["cube"]["1"]["agree"] >= theirs["cube"]["1"]["agree"] - 1.0,
@@ -76,7 +76,8 @@ def test_each_rule_can_fail_on_its_own() -> None:
                 "parent_measures": {"checker": {"1": {"all": 4.0}, "2": {"all": 4.0}},
                                     "cube": {"1": {"agree": 85.0}, "2": {"agree": 85.0}}}}
 
-    assert verdict_rules(row(0.02, (3.9, 4.0), 85.0)) == {"duel": True, "checker": True, "cube": True}
+    assert verdict_rules(row(0.025, (3.9, 4.0), 85.0)) == {"duel": True, "checker": True, "cube": True}
+    assert verdict_rules(row(0.015, (3.9, 4.0), 85.0))["duel"] is False  # 1.5 standard errors: not enough
     assert verdict_rules(row(0.005, (3.9, 4.0), 85.0))["duel"] is False
     # a better 1-ply error does not make up for a worse 2-ply one: the mean counts
     assert verdict_rules(row(0.02, (3.5, 4.6), 85.0))["checker"] is False

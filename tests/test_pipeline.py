@@ -127,6 +127,12 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[ship]\nship='yes'\n", "ship = true or false"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\nto_end=['race']\n", r"to_end \['race'\] names networks"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nto_end='race'\n", "to_end must be a list of network names, got 'race'"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nensemble=6\n", "ensemble must be a list of seeds, got 6"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nensemble=[6, 6]\n", r"ensemble \[6, 6\] must list distinct"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nensemble=['a']\n", "must list distinct whole-number seeds"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['crashed']\nensemble=[6]\n", "does not fit it"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nensemble=[6]\nensemble_width=0\n", "ensemble_width must be a whole"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nensemble=[6]\nensemble_lr=2\n", "ensemble_lr must be a number"),
 ])
 def test_bad_pipeline_configs_are_named(tmp_path: Path, text: str, match: str) -> None:
     cfg = tmp_path / "bad.toml"
@@ -246,6 +252,32 @@ def test_sibling_labels_of_the_network_join_the_main_fit_with_the_rank_loss(smal
     assert refined["rank"] == 1.0 and refined["schedule"] == "cosine" and refined["data"][1] == str(sib)
     again = run_pipeline(cfg, progress=False)
     assert again["siblings"] == rec["siblings"] and again["fit"] == rec["fit"]  # both skipped
+
+
+def test_fresh_networks_join_the_refit_as_one_wide_network(small_bank: Path, tmp_path: Path) -> None:
+    import torch
+
+    cfg = _config(tmp_path, small_bank)
+    cfg.write_text(cfg.read_text().replace("[fit]\n", "[fit]\nensemble = [6, 7]\nensemble_width = 4\n"
+                                                      "ensemble_epochs = 1\n").replace(
+        "[gate]\ngames = 4\npositions = 2\n", ""))
+    rec = run_pipeline(cfg, progress=False)
+    run = tmp_path / "run"
+    assert rec["fit"]["checkpoint"] == str(run / "ensemble" / "refined.pt")
+    assert set(rec["fit"]["ensemble"]) == {"6", "7"}
+    refit = load_checkpoint(run / "fit-main" / "refined.pt").net
+    members = [refit] + [load_checkpoint(run / f"fresh-{s}" / "refined.pt").net for s in (6, 7)]
+    assert [m.spec.hidden for m in members] == [(8,), (4,), (4,)]
+    assert not torch.equal(members[1].body[0].weight, members[2].body[0].weight)  # seeded apart
+    wide = load_checkpoint(rec["fit"]["checkpoint"]).net
+    assert wide.spec.hidden == (16,)
+    x = torch.rand(5, wide.body[0].in_features)
+    with torch.no_grad():
+        assert torch.allclose(wide(x), torch.stack([m(x) for m in members]).mean(0), atol=1e-5)
+    stamp = (run / "fresh-6" / "fit.json").stat().st_mtime_ns
+    (run / "stages" / "fit.json").unlink()  # as a fit killed after its members: they are kept
+    assert run_pipeline(cfg, progress=False)["fit"]["ensemble"] == rec["fit"]["ensemble"]
+    assert (run / "fresh-6" / "fit.json").stat().st_mtime_ns == stamp
 
 
 def test_a_config_naming_the_first_shards_keeps_its_labels_as_the_bank_grows(small_bank: Path,

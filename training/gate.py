@@ -25,7 +25,7 @@ hold it yet):
 
 The candidate **passes** when all three hold:
 
-1. it wins the duel by more than one standard error;
+1. it wins the duel by more than :data:`DUEL_SE` (two) standard errors;
 2. its checker error, the mean of the 1-ply and 2-ply figures, is lower than the parent's;
 3. its cube agreement, the mean over the plies, is at most :data:`CUBE_SLACK`
    points below the parent's.
@@ -65,6 +65,7 @@ CUBE_PLIES = (1, 2, 3)
 # How far (percentage points) the candidate's mean cube agreement may fall below its parent's: one
 # position in 200 at each of three plies is 0.5 point, and a refit reshuffles a few borderline ones.
 CUBE_SLACK = 1.0
+DUEL_SE = 2.0  # the duel must be won by more than this many standard errors
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
 # "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
@@ -363,7 +364,7 @@ def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
     se = duel["se"] if duel["se"] is not None else float("inf")  # too few pairs: no verdict can pass
     theirs = row["parent_measures"]
     return {
-        "duel": duel["ppg"] > se,
+        "duel": duel["ppg"] > DUEL_SE * se,
         "checker": _mean_error(row["checker"]) < _mean_error(theirs["checker"]),
         "cube": _mean_agreement(row["cube"]) >= _mean_agreement(theirs["cube"]) - CUBE_SLACK,
     }

@@ -7,7 +7,9 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
     [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
     [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
-                schedule, rank, to_end (networks fitted to labels rolled out to the end only)
+                schedule, rank, to_end (networks fitted to labels rolled out to the end only),
+                ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
+                fitted to the same labels and joined to the refit as one wide network)
     [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
@@ -25,7 +27,12 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    ``nets`` fitted to the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the
    cross-entropy, the best held-out epoch kept; with a siblings stage the main network's fit also reads
    its labels, ``rank`` weighing their sibling loss); a network with fewer than ``min_rows`` rows is left
-   as it is.
+   as it is.  With ``ensemble = [s1, s2, ...]``, one fresh main network a seed (``ensemble_width`` hidden
+   units from random weights seeded by it, ``ensemble_epochs`` at ``ensemble_lr`` on the same labels) is
+   fitted after the refit, and the refit and the fresh networks become one wide network whose output
+   logits are their mean (:func:`training.refine.ensemble`): networks of independent starts err less
+   alike than refits of one network (docs/training.md, "Ensembles of fresh fits").  A member already
+   fitted (its ``fit.json`` written) is kept when a killed fit stage runs again.
 4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
    duplicate-dice duel; the verdict goes to ``OUT/generations.jsonl``.
 5. **ship**: only when ``[ship] ship = true`` and the gate passed.
@@ -74,11 +81,30 @@ class FitStage:
     # networks fitted only to labels rolled out to the end (no network's value at a truncated leaf), such as the
     # race network's of `bgbot label --only race` (docs/training.md: pointwise race fits, "Races rolled out to the end")
     to_end: tuple[str, ...] = ()
+    # fresh main networks (one a seed) fitted beside the refit and joined to it as one wide network
+    ensemble: tuple[int, ...] = ()
+    ensemble_width: int = 256
+    ensemble_epochs: int = 12
+    ensemble_lr: float = 2e-3
 
     def __post_init__(self) -> None:
         bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
         if bad or not self.nets:
             raise ConfigError(f"[fit] nets {list(self.nets)!r}: choose from main, {', '.join(CLASS_NETS)}")
+        if self.ensemble:
+            seeds = self.ensemble
+            if (not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in seeds)
+                    or len(set(seeds)) != len(seeds)):
+                raise ConfigError(f"[fit] ensemble {list(seeds)!r} must list distinct whole-number seeds")
+            if "main" not in self.nets:
+                raise ConfigError(f"[fit] ensemble {list(seeds)!r} joins fresh main networks to the main network's "
+                                  f"refit, but nets {list(self.nets)!r} does not fit it")
+        for name in ("ensemble_width", "ensemble_epochs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"[fit] {name} must be a whole number >= 1, got {v!r}")
+        if not (isinstance(self.ensemble_lr, float | int) and 0 < self.ensemble_lr < 1):
+            raise ConfigError(f"[fit] ensemble_lr must be a number between 0 and 1, got {self.ensemble_lr!r}")
         if not set(self.to_end) <= set(self.nets):
             raise ConfigError(f"[fit] to_end {list(self.to_end)!r} names networks that nets {list(self.nets)!r} "
                               "does not fit")
@@ -193,6 +219,11 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         if bad:
             raise ConfigError(f"pipeline config {str(p)!r}: unknown [{name}] keys {sorted(bad)}; known {sorted(known)}")
         values = dict(raw[name])
+        if "ensemble" in values:
+            if not isinstance(values["ensemble"], list):
+                raise ConfigError(f"pipeline config {str(p)!r}: [{name}] ensemble must be a list of seeds, got "
+                                  f"{values['ensemble']!r}")
+            values["ensemble"] = tuple(values["ensemble"])
         for key in ("nets", "to_end"):
             if key in values:
                 if not isinstance(values[key], list) or not all(isinstance(v, str) for v in values[key]):
@@ -336,6 +367,9 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         settings = {**dataclasses.asdict(pl.fit), "init": current, "shard_sha256": [e["sha256"] for e in entries]}
         if not pl.fit.to_end:  # a setting added later: runs made before it keep their stage keys
             del settings["to_end"]
+        if not pl.fit.ensemble:  # the same
+            for key in ("ensemble", "ensemble_width", "ensemble_epochs", "ensemble_lr"):
+                del settings[key]
         rec = stages.done("fit", settings)
         if rec is None:
             rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings))
@@ -437,5 +471,25 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         (root / "fit-none").mkdir(exist_ok=True)
         shutil.copy2(init, root / "fit-none" / "refined.pt")
         current = root / "fit-none" / "refined.pt"
+    members: dict[str, Any] = {}
+    if st.ensemble:
+        from training.refine import ensemble
+
+        if not fitted.get("main", {}).get("fitted"):
+            raise ConfigError(f"[fit] ensemble {list(st.ensemble)!r}: the main network was not fitted "
+                              f"({fitted.get('main', {}).get('why', 'no rows')}), so there is no refit to join")
+        sources = [data] if siblings is None else [data, siblings]
+        paths: list[str | Path] = [current]
+        for s in st.ensemble:
+            out = root / f"fresh-{s}"
+            if not (out / "fit.json").is_file() or not (out / "refined.pt").is_file():
+                fit(current, sources, out, epochs=st.ensemble_epochs, lr=st.ensemble_lr, batch=st.batch,
+                    holdout=st.holdout, seed=st.seed, schedule=st.schedule, progress=progress, net_name="main",
+                    rank=st.rank if len(sources) > 1 else 0.0, fresh=st.ensemble_width, fresh_seed=s)
+            best = json.loads((out / "fit.json").read_text())
+            members[str(s)] = {k: v for k, v in best.items() if k.startswith("best_")}
+            paths.append(out / "refined.pt")
+        ensemble(paths, root / "ensemble")
+        current = root / "ensemble" / "refined.pt"
     return {"checkpoint": str(current), "bank_positions": rows, "nets": fitted,
-            "seconds": round(time.perf_counter() - t0, 1)}
+            **({"ensemble": members} if members else {}), "seconds": round(time.perf_counter() - t0, 1)}

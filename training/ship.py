@@ -14,8 +14,8 @@ resumable checkpoint, ``metrics.jsonl`` and ``learning_curve.png`` to
     python -m training.ship runs/fit --refined [--name bgbot-default]
 
 publishes a self-labelled refinement (:mod:`training.refine`) the same way:
-its ``refined.pt`` becomes the model, its ``fit.json`` (or, for ``refine average``,
-``average.json``) goes to ``checkpoints/NAME-refine/``.
+its ``refined.pt`` becomes the model, its ``fit.json`` (or, for ``refine average`` and
+``refine ensemble``, ``average.json`` or ``ensemble.json``) goes to ``checkpoints/NAME-refine/``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "learning_curve.png")
-REFINE_FILES = ("refined.pt", "fit.json", "average.json")
+REFINE_FILES = ("refined.pt", "fit.json", "average.json", "ensemble.json")
 
 
 def ship(
