@@ -278,6 +278,9 @@ def test_fresh_networks_join_the_refit_as_one_wide_network(small_bank: Path, tmp
     (run / "stages" / "fit.json").unlink()  # as a fit killed after its members: they are kept
     assert run_pipeline(cfg, progress=False)["fit"]["ensemble"] == rec["fit"]["ensemble"]
     assert (run / "fresh-6" / "fit.json").stat().st_mtime_ns == stamp
+    cfg.write_text(cfg.read_text().replace("\nepochs = 1\n", "\nepochs = 2\n"))  # the refit's settings change:
+    run_pipeline(cfg, progress=False)
+    assert (run / "fresh-6" / "fit.json").stat().st_mtime_ns != stamp  # so the members are fitted again
 
 
 def test_a_config_naming_the_first_shards_keeps_its_labels_as_the_bank_grows(small_bank: Path,

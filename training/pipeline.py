@@ -31,8 +31,8 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    units from random weights seeded by it, ``ensemble_epochs`` at ``ensemble_lr`` on the same labels) is
    fitted after the refit, and the refit and the fresh networks become one wide network whose output
    logits are their mean (:func:`training.refine.ensemble`): networks of independent starts err less
-   alike than refits of one network (docs/training.md, "Ensembles of fresh fits").  A member already
-   fitted (its ``fit.json`` written) is kept when a killed fit stage runs again.
+   alike than refits of one network (docs/training.md, "Ensembles of fresh fits").  A member fitted under
+   the same stage settings and labels is kept when a killed fit stage runs again.
 4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
    duplicate-dice duel; the verdict goes to ``OUT/generations.jsonl``.
 5. **ship**: only when ``[ship] ship = true`` and the gate passed.
@@ -372,7 +372,7 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
                 del settings[key]
         rec = stages.done("fit", settings)
         if rec is None:
-            rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings))
+            rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings, key=stages.chain))
         records["fit"] = rec
         current = rec["checkpoint"]
 
@@ -439,7 +439,7 @@ def _siblings(st: SiblingStage, model: Path, out: Path, progress: bool) -> dict[
 
 
 def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
-         siblings: Path | None = None) -> dict[str, Any]:
+         siblings: Path | None = None, key: str = "") -> dict[str, Any]:
     from training.refine import fit, load_chunks
 
     t0 = time.perf_counter()
@@ -482,10 +482,14 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         paths: list[str | Path] = [current]
         for s in st.ensemble:
             out = root / f"fresh-{s}"
-            if not (out / "fit.json").is_file() or not (out / "refined.pt").is_file():
+            stamp = out / "stage-key.txt"  # the fit stage's key when the member was fitted: a member of other
+            # settings or labels is fitted again, one of these (a killed stage run again) kept
+            if not (stamp.is_file() and stamp.read_text() == key and (out / "fit.json").is_file()):
+                stamp.unlink(missing_ok=True)
                 fit(current, sources, out, epochs=st.ensemble_epochs, lr=st.ensemble_lr, batch=st.batch,
                     holdout=st.holdout, seed=st.seed, schedule=st.schedule, progress=progress, net_name="main",
                     rank=st.rank if len(sources) > 1 else 0.0, fresh=st.ensemble_width, fresh_seed=s)
+                write_text_atomic(stamp, key)
             best = json.loads((out / "fit.json").read_text())
             members[str(s)] = {k: v for k, v in best.items() if k.startswith("best_")}
             paths.append(out / "refined.pt")
