@@ -99,19 +99,17 @@ class FitStage:
             if "main" not in self.nets:
                 raise ConfigError(f"[fit] ensemble {list(seeds)!r} joins fresh main networks to the main network's "
                                   f"refit, but nets {list(self.nets)!r} does not fit it")
-        for name in ("ensemble_width", "ensemble_epochs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"[fit] {name} must be a whole number >= 1, got {v!r}")
-        if not (isinstance(self.ensemble_lr, float | int) and 0 < self.ensemble_lr < 1):
-            raise ConfigError(f"[fit] ensemble_lr must be a number between 0 and 1, got {self.ensemble_lr!r}")
         if not set(self.to_end) <= set(self.nets):
             raise ConfigError(f"[fit] to_end {list(self.to_end)!r} names networks that nets {list(self.nets)!r} "
                               "does not fit")
-        if not (isinstance(self.epochs, int) and self.epochs >= 1):
-            raise ConfigError(f"[fit] epochs must be a whole number >= 1, got {self.epochs!r}")
-        if not (isinstance(self.lr, float | int) and 0 < self.lr < 1):
-            raise ConfigError(f"[fit] lr must be a number between 0 and 1, got {self.lr!r}")
+        for name in ("epochs", "ensemble_width", "ensemble_epochs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"[fit] {name} must be a whole number >= 1, got {v!r}")
+        for name in ("lr", "ensemble_lr"):
+            v = getattr(self, name)
+            if not (isinstance(v, float | int) and 0 < v < 1):
+                raise ConfigError(f"[fit] {name} must be a number between 0 and 1, got {v!r}")
         if not (isinstance(self.holdout, float | int) and 0 < self.holdout < 0.5):
             raise ConfigError(f"[fit] holdout must be a share above 0 and below 0.5, got {self.holdout!r}")
         if self.schedule not in SCHEDULES:
