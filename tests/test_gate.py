@@ -52,17 +52,24 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch
     assert row["rules"] == rules
     assert row["verdict"] == ("pass" if all(rules.values()) else "fail")
     assert (tmp_path / "generations.png").stat().st_size > 10_000
-    # the same candidate against itself cannot pass: no duel won, no lower error; its own figures
-    # come from the record (the first gate measured it the same way)
+    assert "reused" not in row
+    # the same candidate against itself cannot pass: no duel won, no lower error; its figures, as
+    # candidate and as parent, come from the record (the first gate measured it the same way)
     again = gate(cand, cand, "g1-self", games=2, record=record, progress=False, positions=12, cube_plies=(1,))
     assert again["verdict"] == "fail" and not again["rules"]["checker"] and again["rules"]["cube"]
     assert again["parent_measures"] == {"checker": row["checker"], "cube": row["cube"]}
-    assert measured == ["cand.pt", "parent.pt", "cand.pt"]
+    assert again["reused"] == ["measures"]
     # a parent measured once, as some candidate's parent, is not measured again
     third = gate(parent, parent, "p-self", games=2, record=record, progress=False, positions=12, cube_plies=(1,))
     assert third["parent_measures"] == theirs and third["checker"] == theirs["checker"]
-    assert measured == ["cand.pt", "parent.pt", "cand.pt", "parent.pt"]  # as the candidate only
-    assert [r["name"] for r in load_record(record)] == ["g1", "g1-self", "p-self"]
+    assert measured == ["cand.pt", "parent.pt"]
+    # the same duel (networks, games, seed) is read from the record; another seed is played
+    fourth = gate(cand, parent, "g1-again", games=4, record=record, progress=False, positions=12, cube_plies=(1,))
+    assert fourth["duel"] == row["duel"] and fourth["reused"] == ["measures", "duel"]
+    fifth = gate(cand, parent, "g1-seed2", games=4, seed=2, record=record, progress=False, positions=12,
+                 cube_plies=(1,))
+    assert fifth["reused"] == ["measures"] and fifth["duel"]["seed"] == 2
+    assert [r["name"] for r in load_record(record)] == ["g1", "g1-self", "p-self", "g1-again", "g1-seed2"]
 
 
 def test_each_rule_can_fail_on_its_own() -> None:
@@ -83,6 +90,66 @@ def test_each_rule_can_fail_on_its_own() -> None:
     assert verdict_rules(row(0.02, (3.5, 4.6), 85.0))["checker"] is False
     assert verdict_rules(row(0.02, (3.9, 4.0), 84.0))["cube"] is True  # within the slack
     assert verdict_rules(row(0.02, (3.9, 4.0), 83.5))["cube"] is False
+
+
+def test_the_reference_reading_pairs_blocks_of_the_same_dice(tmp_path: Path) -> None:
+    """Both networks play the reference on the same seeds; the reading is the per-block difference's mean."""
+    import statistics
+
+    from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.table import Rules
+
+    torch.manual_seed(3)
+    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
+    torch.manual_seed(4)
+    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    record = tmp_path / "generations.jsonl"
+    row = gate(cand, parent, "g1", games=2, record=record, progress=False, positions=4, cube_plies=(1,),
+               reference="pubeval", reference_games=4, reference_blocks=3, reference_seed=7)
+    ref = row["reference"]
+    assert ref["against"] == "pubeval" and ref["seeds"] == [7, 8, 9] and ref["games"] == 4
+    # each block is the pit the gate says it is: the parent's second block, played again
+    again = run_pit(f"bgbot:ply=1,checkpoint={parent}", "pubeval", PitConfig(games=4, rules=Rules(cube=False), seed=8))
+    assert ref["parent"][1] == again.ppg
+    diff = [a - b for a, b in zip(ref["candidate"], ref["parent"], strict=True)]
+    assert ref["diff"] == pytest.approx(statistics.fmean(diff))
+    assert ref["se"] == pytest.approx(statistics.stdev(diff) / 3**0.5)
+    assert list(row["rules"]) == ["duel", "reference", "checker", "cube"]
+    assert row["rules"]["reference"] == (ref["diff"] > DUEL_SE * ref["se"])
+    # played again as the parent of another candidate: the parent's blocks come from the record
+    later = gate(parent, parent, "p-self", games=2, record=record, progress=False, positions=4, cube_plies=(1,),
+                 reference="pubeval", reference_games=4, reference_blocks=3, reference_seed=7)
+    assert later["reused"] == ["measures", "reference candidate", "reference parent"]
+    assert later["reference"]["candidate"] == ref["parent"] and later["reference"]["diff"] == 0
+    assert not later["rules"]["reference"]
+
+
+def test_with_a_reference_the_reading_decides_and_the_duel_must_not_be_lost() -> None:
+    from training.gate import verdict_rules
+
+    def row(duel: float, diff: float) -> dict[str, object]:
+        measures = {"checker": {"1": {"all": 4.0}, "2": {"all": 4.0}}, "cube": {"1": {"agree": 85.0}}}
+        return {"duel": {"ppg": duel, "se": 0.002}, "reference": {"diff": diff, "se": 0.004},
+                "checker": {"1": {"all": 3.9}, "2": {"all": 4.0}}, "cube": {"1": {"agree": 85.0}},
+                "parent_measures": measures}
+
+    assert all(verdict_rules(row(0.001, 0.009)).values())  # the duel level, the reading 2.25 SE
+    assert verdict_rules(row(0.01, 0.007))["reference"] is False  # a won duel does not stand in for it
+    assert verdict_rules(row(-0.003, 0.02))["duel"] is True
+    assert verdict_rules(row(-0.005, 0.02))["duel"] is False  # lost by 2.5 standard errors
+
+
+def test_bad_reference_settings_are_named(tmp_path: Path) -> None:
+    from training.gate import check_reference
+
+    for args, msg in ((("", 2000, 4, 1), "needs a reference engine"),
+                      (("pubeval", 2000, 1, 1), "0 .* or >= 2"),
+                      (("pubeval", 3, 2, 1), "must be even"),
+                      (("pubeval", 2000, -1, 1), "blocks must be an integer >= 0, got -1"),
+                      (("nosuchbot:ply=1", 2000, 2, 1), "nosuchbot")):
+        with pytest.raises(ConfigError, match=msg):
+            check_reference(*args)  # type: ignore[arg-type]
+    check_reference("", 2000, 0, 1)  # no reading
 
 
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:

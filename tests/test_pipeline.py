@@ -122,6 +122,8 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[siblings]\nchunks=2\n", "labels are for the main network's fit"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
+    ("[pipeline]\ninit='m.pt'\n[gate]\nreference_blocks=30\n", r"\[gate\] reference blocks = 30 needs a reference"),
+    ("[pipeline]\ninit='m.pt'\n[gate]\nreference='gnubg:plies=0'\n", r"\[gate\] .*plies"),
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
     ("[pipeline]\ninit=''\n[fit]\nepochs=1\n", "init must name a model"),
     ("[pipeline]\ninit='m.pt'\n[ship]\nship='yes'\n", "ship = true or false"),

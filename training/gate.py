@@ -21,14 +21,31 @@ hold it yet):
   2.2 times smaller; the record notes which files a row was measured on);
 * a **duplicate-dice duel** candidate against parent at 1-ply, cubeless money
   games (:func:`bgbot.play.pit.run_pit`), ppg with its standard error;
+* optionally a **reference reading** (``--reference gnubg:ply=0 --reference-blocks 30``): candidate and
+  parent each play cubeless money games at 1-ply against a third engine, in blocks of
+  ``--reference-games`` duplicate games seeded ``--reference-seed``, ``+1``, ...; a block's two pits
+  deal the same dice, so the per-block difference of their ppg cancels most of the luck, and the
+  reading is that difference's mean over the blocks with its standard error;
 * optionally the **yardstick** (1-ply against pubeval).
 
 The candidate **passes** when all three hold:
 
-1. it wins the duel by more than :data:`DUEL_SE` (two) standard errors;
+1. it beats its parent by more than :data:`DUEL_SE` (two) standard errors: in the duel, or, when
+   the gate takes a reference reading, in that reading, with the duel not lost by more than two
+   standard errors;
 2. its checker error, the mean of the 1-ply and 2-ply figures, is lower than the parent's;
 3. its cube agreement, the mean over the plies, is at most :data:`CUBE_SLACK`
    points below the parent's.
+
+The reference reading is there because a self-play duel between a network and its parent, both fitted
+to one lineage's labels, can be blind to what another engine's play exposes: the ensemble that
+docs/training.md describes beat generation 12 by +0.0135 ± 0.0055 ppg paired against gnubg 0-ply while
+their duel read +0.0024 ± 0.0022.
+
+Figures the record already holds for the same network (measures on the same files, a duel against the
+same parent with the same games and seed, reference blocks against the same engine with the same games
+and seeds) are taken from it, not measured again: each is deterministic given the networks and the
+seeds. ``reused`` in the row lists them.
 
 The second and third rules are there because generation 5 passed the older
 gate (duel and 1-ply error only) while its 2-ply play and its cube decisions
@@ -306,38 +323,58 @@ def gate(
     cube_plies: tuple[int, ...] = CUBE_PLIES,
     checker_data: str | Path = CHECKER,
     cube_data: str | Path = CUBE,
+    reference: str = "",
+    reference_games: int = 2000,
+    reference_blocks: int = 0,
+    reference_seed: int = 1,
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
     ``positions`` limits the checker and cube benchmarks to their first N positions and
-    ``cube_plies`` the plies of the cube benchmark (tests); the parent's figures come from the
-    record when it holds the parent measured the same way. The verdict is from the candidate's
-    point of view against its parent.
+    ``cube_plies`` the plies of the cube benchmark (tests). ``reference`` (a bot spec such as
+    ``gnubg:ply=0``) with ``reference_blocks`` >= 2 adds the reference reading (module doc). Figures
+    the record holds for the same networks measured the same way are reused. The verdict is from
+    the candidate's point of view against its parent.
     """
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
 
-    if games < 2 or games % 2:
+    if isinstance(games, bool) or not isinstance(games, int) or games < 2 or games % 2:
         raise ConfigError(f"--games must be an even number >= 2 (duplicate pairs), got {games!r}")
     if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
         raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
+    check_reference(reference, reference_games, reference_blocks, reference_seed)
     sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
     data = {"checker": _repo_name(checker_data), "cube": _repo_name(cube_data)}
     t0 = time.perf_counter()
-    mine = measure(candidate, rows, cube_rows, cube_plies)
+    reused: list[str] = []
+    mine = _recorded(record, sha256, len(rows), len(cube_rows), cube_plies, data)
+    if mine is None:
+        mine = measure(candidate, rows, cube_rows, cube_plies)
+    else:
+        reused.append("measures")
     theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies, data)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
-    duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
-                   PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
+    duel_row = _recorded_duel(record, sha256, parent_sha256, games, seed)
+    if duel_row is None:
+        duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
+                       PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
+        duel_row = {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed}
+    else:
+        reused.append("duel")
     row: dict[str, Any] = {
         "name": name, "checkpoint": _repo_name(candidate), "sha256": sha256, "parent": _repo_name(parent),
         "parent_sha256": parent_sha256, **mine, "benchmarks": data,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
-        "duel": {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed},
+        "duel": duel_row,
     }
+    if reference_blocks:
+        row["reference"] = reference_reading(
+            candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
+            workers=workers, record=record, progress=progress, reused=reused)
     if yardstick:
         from bgbot.eval import pubeval
         from bgbot.eval.evaluate import NetEvaluator
@@ -351,6 +388,8 @@ def gate(
     row["rules"] = verdict_rules(row)
     row["verdict"] = "pass" if all(row["rules"].values()) else "fail"
     row["seconds"] = round(time.perf_counter() - t0, 1)
+    if reused:
+        row["reused"] = reused
     if note:
         row["note"] = note
     append_record(record, row)
@@ -359,15 +398,107 @@ def gate(
 
 
 def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
-    """The gate's three rules on a measured record row (see the module docstring): each True when met."""
+    """The gate's rules on a measured record row (see the module docstring): each True when met.
+
+    Without a reference reading: ``duel`` (won by two standard errors), ``checker``, ``cube``. With
+    one: ``duel`` (not lost by more than two), ``reference`` (won by two), ``checker``, ``cube``.
+    """
     duel = row["duel"]
     se = duel["se"] if duel["se"] is not None else float("inf")  # too few pairs: no verdict can pass
     theirs = row["parent_measures"]
-    return {
-        "duel": duel["ppg"] > DUEL_SE * se,
-        "checker": _mean_error(row["checker"]) < _mean_error(theirs["checker"]),
-        "cube": _mean_agreement(row["cube"]) >= _mean_agreement(theirs["cube"]) - CUBE_SLACK,
-    }
+    ref = row.get("reference")
+    rules = {"duel": duel["ppg"] > (-DUEL_SE if ref else DUEL_SE) * se}
+    if ref:
+        rules["reference"] = ref["se"] is not None and ref["diff"] > DUEL_SE * ref["se"]
+    rules["checker"] = _mean_error(row["checker"]) < _mean_error(theirs["checker"])
+    rules["cube"] = _mean_agreement(row["cube"]) >= _mean_agreement(theirs["cube"]) - CUBE_SLACK
+    return rules
+
+
+def check_reference(reference: str, games: int, blocks: int, seed: int) -> None:
+    """Refuse reference-reading settings that cannot give a reading (a :class:`ConfigError` quoting them)."""
+    from bgbot.play.pit import parse_bot_spec
+
+    for what, v, lo in (("blocks", blocks, 0), ("seed", seed, 0), ("games", games, 2)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ConfigError(f"reference {what} must be an integer >= {lo}, got {v!r}")
+    if games % 2:
+        raise ConfigError(f"reference games must be even (duplicate pairs), got {games!r}")
+    if blocks == 1:
+        raise ConfigError("reference blocks must be 0 (no reference reading) or >= 2 (a standard error), got 1")
+    if blocks and not reference:
+        raise ConfigError(f"reference blocks = {blocks} needs a reference engine, such as 'gnubg:ply=0'")
+    if reference:
+        parse_bot_spec(reference)  # a ConfigError quoting a bad spec
+
+
+def reference_reading(
+    candidate: str | Path, parent: str | Path, reference: str, *, games: int, blocks: int, seed: int,
+    workers: int = 1, record: str | Path = RECORD, progress: bool = True, reused: list[str] | None = None,
+) -> dict[str, Any]:
+    """Candidate and parent, each at 1-ply, against ``reference`` on the same dice: their paired difference.
+
+    ``blocks`` pits of ``games`` cubeless money games each, seeded ``seed``, ``seed + 1``, ...; the
+    two networks' pits of one seed deal the same dice. Returns each network's ppg per block (the
+    candidate's and parent's points of view against the reference), ``diff``: the mean over blocks
+    of candidate minus parent, and ``se``: its standard error over blocks. A network whose blocks the
+    record already holds (same reference, games and seeds) is not played again; ``reused`` gets
+    ``reference candidate`` / ``reference parent`` then.
+    """
+    from tqdm import tqdm
+
+    from bgbot.play.pit import PitConfig, run_pit
+    from bgbot.play.table import Rules
+
+    check_reference(reference, games, blocks, seed)
+    seeds = list(range(seed, seed + blocks))
+    key = {"against": reference, "games": games, "seeds": seeds}
+    ppgs: dict[str, list[float]] = {}
+    todo = []
+    for who, path in (("candidate", candidate), ("parent", parent)):
+        held = _recorded_reference(record, file_hash(path), key)
+        if held is None:
+            todo.append((who, path))
+        else:
+            ppgs[who] = held
+            if reused is not None:
+                reused.append(f"reference {who}")
+    with tqdm(total=blocks * len(todo), desc=f"against {reference}", unit="block", disable=not progress) as bar:
+        for who, path in todo:
+            ppgs[who] = []
+            for s in seeds:
+                rep = run_pit(f"bgbot:ply=1,checkpoint={path}", reference,
+                              PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers))
+                ppgs[who].append(rep.ppg)
+                bar.update()
+    diff = [a - b for a, b in zip(ppgs["candidate"], ppgs["parent"], strict=True)]
+    return {**key, "ply": 1, "candidate": ppgs["candidate"], "parent": ppgs["parent"],
+            "candidate_ppg": statistics.fmean(ppgs["candidate"]), "parent_ppg": statistics.fmean(ppgs["parent"]),
+            "diff": statistics.fmean(diff), "se": statistics.stdev(diff) / len(diff) ** 0.5}
+
+
+def _recorded_reference(record: str | Path, sha256: str, key: dict[str, Any]) -> list[float] | None:
+    """The reference blocks of the network with ``sha256`` in the record, if played with the same ``key``."""
+    for r in reversed(load_record(record)):
+        ref = r.get("reference")
+        if not ref or any(ref.get(k) != v for k, v in key.items()):
+            continue
+        if r.get("sha256") == sha256:
+            return [float(x) for x in ref["candidate"]]
+        if r.get("parent_sha256") == sha256:
+            return [float(x) for x in ref["parent"]]
+    return None
+
+
+def _recorded_duel(record: str | Path, sha256: str, parent_sha256: str, games: int, seed: int) -> dict[str, Any] | None:
+    """The duel of the network with ``sha256`` against the one with ``parent_sha256`` in the record, if played
+    with the same games and seed."""
+    for r in reversed(load_record(record)):
+        duel = r.get("duel") or {}
+        if (r.get("sha256"), r.get("parent_sha256"), duel.get("games"), duel.get("seed")) == (
+                sha256, parent_sha256, games, seed):
+            return dict(duel)
+    return None
 
 
 def read_benchmark(path: str | Path, kind: str) -> list[dict[str, Any]]:
@@ -429,15 +560,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--checker-data", default=str(CHECKER),
                     help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
     ap.add_argument("--cube-data", default=str(CUBE), help="cube benchmark (default tests/data/benchmark/cube.jsonl)")
+    ap.add_argument("--reference", default="", help="a third engine both networks play at 1-ply, e.g. gnubg:ply=0")
+    ap.add_argument("--reference-games", type=int, default=2000, help="games a block (default 2000)")
+    ap.add_argument("--reference-blocks", type=int, default=0, help="blocks against the reference (0: no reading)")
+    ap.add_argument("--reference-seed", type=int, default=1, help="the first block's seed (default 1)")
     args = ap.parse_args(argv)
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
                yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
-               cube_data=args.cube_data)
+               cube_data=args.cube_data, reference=args.reference, reference_games=args.reference_games,
+               reference_blocks=args.reference_blocks, reference_seed=args.reference_seed)
     print(json.dumps(row, indent=1))
     theirs = row["parent_measures"]
     failed = [k for k, ok in row["rules"].items() if not ok]
     print(f"verdict: {row['verdict']} ({'failed: ' + ', '.join(failed) if failed else 'every rule met'})")
-    print(f"  duel {row['duel']['ppg']:+.3f} +- {row['duel']['se']}")
+    print(f"  duel {row['duel']['ppg']:+.4f} +- {row['duel']['se']}")
+    if "reference" in row:
+        ref = row["reference"]
+        print(f"  against {ref['against']}, {len(ref['seeds'])} blocks of {ref['games']} games: candidate "
+              f"{ref['candidate_ppg']:+.4f}, parent {ref['parent_ppg']:+.4f}, paired {ref['diff']:+.4f} +- "
+              f"{ref['se']:.4f}")
     print(f"  checker error 1-/2-ply {row['checker']['1']['all']:.2f} / {row['checker']['2']['all']:.2f} mp, "
           f"parent {theirs['checker']['1']['all']:.2f} / {theirs['checker']['2']['all']:.2f}")
     for label, m in (("candidate", row), ("parent", theirs)):

@@ -10,7 +10,8 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
                 schedule, rank, to_end (networks fitted to labels rolled out to the end only),
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
                 fitted to the same labels and joined to the refit as one wide network)
-    [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data
+    [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data,
+                reference, reference_games, reference_blocks, reference_seed (both networks against a third engine)
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
 Stages, in order (each writes ``OUT/stages/NAME.json`` with a hash of its settings when it is done; a
@@ -33,8 +34,9 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    logits are their mean (:func:`training.refine.ensemble`): networks of independent starts err less
    alike than refits of one network (docs/training.md, "Ensembles of fresh fits").  A member fitted under
    the same stage settings and labels is kept when a killed fit stage runs again.
-4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement and a
-   duplicate-dice duel; the verdict goes to ``OUT/generations.jsonl``.
+4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement, a
+   duplicate-dice duel and, with ``reference_blocks``, both networks' play against a reference engine
+   on the same dice; the verdict goes to ``OUT/generations.jsonl``.
 5. **ship**: only when ``[ship] ship = true`` and the gate passed.
 """
 
@@ -153,10 +155,22 @@ class GateStage:
     # tests/data/benchmark/checker-3000.jsonl and cube-1000.jsonl resolve 2.7 and 2.2 times finer
     checker_data: str = ""
     cube_data: str = ""
+    # the reference reading (training/gate.py): both networks at 1-ply against this engine, in blocks of
+    # reference_games games seeded reference_seed, +1, ...; 0 blocks: none
+    reference: str = ""
+    reference_games: int = 2000
+    reference_blocks: int = 0
+    reference_seed: int = 1
 
     def __post_init__(self) -> None:
+        from training.gate import check_reference
+
         if not (isinstance(self.games, int) and self.games >= 2 and self.games % 2 == 0):
             raise ConfigError(f"[gate] games must be an even number >= 2, got {self.games!r}")
+        try:
+            check_reference(self.reference, self.reference_games, self.reference_blocks, self.reference_seed)
+        except ConfigError as e:
+            raise ConfigError(f"[gate] {e}") from None
         for name in ("checker_data", "cube_data"):
             v = getattr(self, name)
             if v and not _resolve(v).is_file():
@@ -385,7 +399,9 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
                                                   ("cube_data", pl.gate.cube_data)) if v}
             row = gate(current, against, root.name, games=pl.gate.games, seed=pl.gate.seed,
                        workers=pl.gate.workers, record=root / "generations.jsonl", progress=progress,
-                       positions=pl.gate.positions or None, **files)
+                       positions=pl.gate.positions or None, reference=pl.gate.reference,
+                       reference_games=pl.gate.reference_games, reference_blocks=pl.gate.reference_blocks,
+                       reference_seed=pl.gate.reference_seed, **files)
             rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
                                          "checkpoint": current})
         records["gate"] = rec
