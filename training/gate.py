@@ -260,15 +260,26 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
 
     rows = load_record(record)
     default = [r.get("benchmarks", _DEFAULT_DATA) == _DEFAULT_DATA for r in rows]
-    names = [r["name"] + ("" if d else " (other data)") for r, d in zip(rows, default, strict=True)]
+    failed = [r.get("verdict") == "fail" for r in rows]
+    # only the generations that passed are named and joined by the curves: the record keeps every failed
+    # candidate too, and their names would crowd out the lineage's; a failed candidate is a grey cross
+    names = ["" if f else r["name"] + ("" if d else " (other data)")
+             for r, d, f in zip(rows, default, failed, strict=True)]
     xs = list(range(len(rows)))
     fig, (top, bottom, cube_ax) = plt.subplots(3, 1, figsize=(11, 9), dpi=100, sharex=True,
                                                gridspec_kw={"height_ratios": [3, 3, 2]})
+
+    def crosses(ax: Any, pts: list[tuple[int, float]], label: str | None = None) -> None:
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "x", color="grey", ms=5, label=label)
+
     ys = [(x, r["yardstick"]["ppg"], r["yardstick"].get("se", 0.0)) for x, r in zip(xs, rows, strict=True)
-          if r.get("yardstick")]
+          if r.get("yardstick") and not failed[x]]
     if ys:
         top.errorbar([y[0] for y in ys], [y[1] for y in ys], yerr=[y[2] for y in ys], marker="o", capsize=3,
                      label="1-ply vs pubeval")
+    crosses(top, [(x, r["yardstick"]["ppg"]) for x, r in enumerate(rows) if r.get("yardstick") and failed[x]],
+            "candidate not shipped")
     top.axhline(0.63, color="tab:red", lw=0.8, ls=":", label="gnubg 0-ply (+0.63)")
     top.axhline(0.58, color="tab:green", lw=0.8, ls="--", label="target +0.58")
     top.set_ylabel("ppg vs pubeval")
@@ -277,15 +288,13 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     for ply, style in ((1, "o-"), (2, "s-")):
         pts = [(x, r["checker"][str(ply)]["all"]) for x, r in zip(xs, rows, strict=True)
                if str(ply) in r.get("checker", {}) and default[x]]
-        bottom.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
-    _plot_held_out(bottom, cube_ax, rows, default)
+        bottom.plot([p[0] for p in pts if not failed[p[0]]], [p[1] for p in pts if not failed[p[0]]], style,
+                    label=f"bgbot {ply}-ply")
+        crosses(bottom, [p for p in pts if failed[p[0]]], "candidate not shipped" if ply == 1 else None)
+    _plot_held_out(bottom, cube_ax, rows, [d or f for d, f in zip(default, failed, strict=True)])
     bottom.axhline(1.7, color="tab:red", lw=0.8, ls=":", label="gnubg 0-ply (1.7)")
     bottom.axhline(4.0, color="tab:green", lw=0.8, ls="--", label="target 1-ply (4.0)")
     bottom.axhline(2.5, color="tab:orange", lw=0.8, ls="--", label="target 2-ply (2.5)")
-    for x, r in zip(xs, rows, strict=True):
-        if r.get("verdict") == "fail" and default[x]:
-            bottom.annotate("not shipped", (x, r["checker"]["1"]["all"]), textcoords="offset points",
-                            xytext=(0, 8), ha="center", fontsize=7, color="grey")
     bottom.set_ylabel("checker error vs gnubg 2-ply (mp)")
     bottom.legend(loc="upper right", fontsize=8)
     bottom.grid(alpha=0.3)
@@ -293,8 +302,10 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
         pts = [(x, r["cube"][ply]["agree"]) for x, r in zip(xs, rows, strict=True)
                if ply in r.get("cube", {}) and default[x]]
         if pts:
-            cube_ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"bgbot {ply}-ply")
-    cube_ax.axhline(89, color="tab:green", lw=0.8, ls="--", label="target 2-ply (89%)")
+            cube_ax.plot([p[0] for p in pts if not failed[p[0]]], [p[1] for p in pts if not failed[p[0]]], style,
+                         label=f"bgbot {ply}-ply")
+            crosses(cube_ax, [p for p in pts if failed[p[0]]])
+    cube_ax.axhline(90, color="tab:green", lw=0.8, ls="--", label="target 2-ply (90%)")
     cube_ax.set_ylabel("cube agreement with\ngnubg 2-ply (%)")
     cube_ax.legend(loc="lower left", fontsize=8, ncol=4)
     cube_ax.grid(alpha=0.3)
