@@ -252,7 +252,8 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     """Draw ppg against pubeval, checker error against gnubg 2-ply and cube agreement, one point per generation
     (cube agreement only for the generations the gate measured it for; the checker and cube curves only for
     rows measured on the default benchmark files, so that one curve never mixes two sets of positions; rows
-    measured on other files are hollow grey points joined to their parent's figures on those files)."""
+    measured on other files are hollow grey points joined to their parent's figures on those files). The curves
+    join and the axis names the generations that passed; failed candidates are unnamed grey crosses."""
     import matplotlib
 
     matplotlib.use("Agg")
