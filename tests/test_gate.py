@@ -152,6 +152,19 @@ def test_bad_reference_settings_are_named(tmp_path: Path) -> None:
     check_reference("", 2000, 0, 1)  # no reading
 
 
+def test_a_reference_engine_that_cannot_start_is_refused_before_any_measuring(tmp_path: Path) -> None:
+    from bgbot.errors import BgbotError
+
+    torch.manual_seed(3)
+    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    record = tmp_path / "generations.jsonl"
+    missing = tmp_path / "no-gnubg"
+    with pytest.raises(BgbotError, match="no-gnubg"):
+        gate(cand, cand, "x", games=2, record=record, progress=False, positions=2, cube_plies=(1,),
+             reference=f"gnubg:ply=0,path={missing}", reference_blocks=2)
+    assert not record.exists()
+
+
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
     record = tmp_path / "generations.jsonl"
     record.write_text(json.dumps({"name": "ok"}) + "\n{half a line\n")

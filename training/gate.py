@@ -356,6 +356,10 @@ def gate(
     if not cube_plies or any(p not in (1, 2, 3) for p in cube_plies):
         raise ConfigError(f"cube plies are some of 1, 2, 3, got {cube_plies!r}")
     check_reference(reference, reference_games, reference_blocks, reference_seed)
+    if reference_blocks:
+        from bgbot.play.bots import prepare_bot
+
+        prepare_bot(reference)  # a missing gnubg is an error now, not after an hour of measuring
     sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
