@@ -111,7 +111,8 @@ def test_encodings_and_scores_are_the_same_interpreted(interpreted: dict[str, np
 def test_one_ply_choices_are_the_recorded_ones_interpreted(interpreted: dict[str, np.ndarray]) -> None:
     head = json.loads(RECORD.read_text().splitlines()[0])
     if hashlib.sha256(Path(DEFAULT_MODEL).read_bytes()).hexdigest() != head["model_sha256"]:
-        pytest.skip("the record is of another model: python benchmarks/same_choices.py --record " + str(RECORD))
+        pytest.fail("the record is of another model: a new shipped model needs its choices recorded "
+                    "(python benchmarks/same_choices.py --record " + str(RECORD) + ")")
     assert list(interpreted["choices"]) == [r["1"] for r in _rows()]
 
 

@@ -157,7 +157,8 @@ RECORD = DATA / "speed" / "choices.jsonl"
 def test_the_choices_recorded_before_the_speed_work_are_kept() -> None:
     head, *rows = [json.loads(line) for line in RECORD.read_text().splitlines() if line.strip()]
     if hashlib.sha256(Path(DEFAULT_MODEL).read_bytes()).hexdigest() != head["model_sha256"]:
-        pytest.skip("the record is of another model: python benchmarks/same_choices.py --record " + str(RECORD))
+        pytest.fail("the record is of another model: a new shipped model needs its choices recorded "
+                    "(python benchmarks/same_choices.py --record " + str(RECORD) + ")")
     engine = Engine.load(DEFAULT_MODEL)
     assert len(rows) == 400
     for i, r in enumerate(rows):
