@@ -165,6 +165,37 @@ def test_a_reference_engine_that_cannot_start_is_refused_before_any_measuring(tm
     assert not record.exists()
 
 
+def test_a_pit_stopped_part_way_records_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM stops a pit with the games played so far: the gate must not record that as its duel or block."""
+    import bgbot.play.pit as pit
+    from bgbot.errors import EngineError
+
+    real = pit.run_pit
+    stop = {"why": "interrupted (Ctrl-C or SIGTERM)", "against": "bgbot"}
+
+    def stopped_pit(a: object, b: object, cfg: object, **kw: object) -> object:
+        rep = real(a, b, cfg, **kw)  # type: ignore[arg-type]
+        if str(b).startswith(stop["against"]):
+            rep.stopped = stop["why"]
+        return rep
+
+    monkeypatch.setattr(pit, "run_pit", stopped_pit)
+    torch.manual_seed(3)
+    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
+    torch.manual_seed(4)
+    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    record = tmp_path / "generations.jsonl"
+    kw = {"games": 2, "record": record, "progress": False, "positions": 2, "cube_plies": (1,)}
+    with pytest.raises(KeyboardInterrupt):
+        gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
+    assert not record.exists()
+    stop.update(why="stopped at pair 3: a bot could not be restarted: gone", against="pubeval")
+    with pytest.raises(EngineError, match=r"reference block of seed 5 stopped after .* could not be restarted"):
+        gate(cand, parent, "x", reference="pubeval", reference_games=2, reference_blocks=2, reference_seed=5,
+             **kw)  # type: ignore[arg-type]
+    assert not record.exists()
+
+
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
     record = tmp_path / "generations.jsonl"
     record.write_text(json.dumps({"name": "ok"}) + "\n{half a line\n")

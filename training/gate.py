@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from bgbot.engine.api import Engine
-from bgbot.errors import CheckpointError, ConfigError
+from bgbot.errors import CheckpointError, ConfigError, EngineError
 from bgbot.fileio import write_text_atomic
 from bgbot.rules.matchstate import CubeState
 from bgbot.rules.position import Position, PositionClass, classify
@@ -376,8 +376,9 @@ def gate(
         theirs = measure(parent, rows, cube_rows, cube_plies)
     duel_row = _recorded_duel(record, sha256, parent_sha256, games, seed)
     if duel_row is None:
-        duel = run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
-                       PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers), progress=progress)
+        duel = _finished(run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
+                                 PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers),
+                                 progress=progress), "the duel")
         duel_row = {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed}
     else:
         reused.append("duel")
@@ -483,14 +484,29 @@ def reference_reading(
         for who, path in todo:
             ppgs[who] = []
             for s in seeds:
-                rep = run_pit(f"bgbot:ply=1,checkpoint={path}", reference,
-                              PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers))
+                rep = _finished(run_pit(f"bgbot:ply=1,checkpoint={path}", reference,
+                                        PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers)),
+                                f"the {who}'s reference block of seed {s}")
                 ppgs[who].append(rep.ppg)
                 bar.update()
     diff = [a - b for a, b in zip(ppgs["candidate"], ppgs["parent"], strict=True)]
     return {**key, "ply": 1, "candidate": ppgs["candidate"], "parent": ppgs["parent"],
             "candidate_ppg": statistics.fmean(ppgs["candidate"]), "parent_ppg": statistics.fmean(ppgs["parent"]),
             "diff": statistics.fmean(diff), "se": statistics.stdev(diff) / len(diff) ** 0.5}
+
+
+def _finished(report: Any, what: str) -> Any:
+    """``report`` (a :class:`~bgbot.play.pit.PitReport`) if its pit played every game; else stop the gate.
+
+    A pit stopped by Ctrl-C or SIGTERM returns the games played so far: a gate that went on would
+    record a short duel or block as if whole. An interrupted pit raises KeyboardInterrupt (nothing is
+    recorded); a pit stopped by a fault raises :class:`~bgbot.errors.EngineError` naming it.
+    """
+    if report.stopped:
+        if report.stopped.startswith("interrupted"):
+            raise KeyboardInterrupt
+        raise EngineError(f"{what} stopped after {report.games} games: {report.stopped}")
+    return report
 
 
 def _recorded_reference(record: str | Path, sha256: str, key: dict[str, Any]) -> list[float] | None:
