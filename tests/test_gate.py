@@ -14,6 +14,14 @@ from bgbot.eval.nets import ValueNet, save_checkpoint
 from training.gate import DUEL_SE, gate, load_record
 
 
+def _two_nets(tmp_path: Path) -> tuple[Path, Path]:
+    """Two small networks of different weights, saved as ``parent.pt`` and ``cand.pt`` under ``tmp_path``."""
+    torch.manual_seed(3)
+    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
+    torch.manual_seed(4)
+    return parent, save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+
+
 def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import training.gate as gate_module
 
@@ -25,10 +33,7 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch
         return real_measure(checkpoint, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gate_module, "measure", counting_measure)
-    torch.manual_seed(3)
-    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
-    torch.manual_seed(4)
-    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    parent, cand = _two_nets(tmp_path)
     record = tmp_path / "generations.jsonl"
     row = gate(cand, parent, "g1", games=4, record=record, progress=False, positions=12, yardstick=2,
                cube_plies=(1,))
@@ -99,10 +104,7 @@ def test_the_reference_reading_pairs_blocks_of_the_same_dice(tmp_path: Path) -> 
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
 
-    torch.manual_seed(3)
-    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
-    torch.manual_seed(4)
-    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    parent, cand = _two_nets(tmp_path)
     record = tmp_path / "generations.jsonl"
     row = gate(cand, parent, "g1", games=2, record=record, progress=False, positions=4, cube_plies=(1,),
                reference="pubeval", reference_games=4, reference_blocks=3, reference_seed=7)
@@ -180,10 +182,7 @@ def test_a_pit_stopped_part_way_records_nothing(tmp_path: Path, monkeypatch: pyt
         return rep
 
     monkeypatch.setattr(pit, "run_pit", stopped_pit)
-    torch.manual_seed(3)
-    parent = save_checkpoint(tmp_path / "parent.pt", ValueNet(ModelSpec(3, (8,))))
-    torch.manual_seed(4)
-    cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
+    parent, cand = _two_nets(tmp_path)
     record = tmp_path / "generations.jsonl"
     kw = {"games": 2, "record": record, "progress": False, "positions": 2, "cube_plies": (1,)}
     with pytest.raises(KeyboardInterrupt):
