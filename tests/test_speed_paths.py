@@ -154,7 +154,8 @@ def test_the_engine_chooses_as_on_the_numpy_path() -> None:
 RECORD = DATA / "speed" / "choices.jsonl"
 
 
-def test_the_choices_recorded_before_the_speed_work_are_kept() -> None:
+def test_the_shipped_models_recorded_choices_are_kept() -> None:
+    """The choices recorded for the shipped model (before the speed work, again at each new model) are made again."""
     head, *rows = [json.loads(line) for line in RECORD.read_text().splitlines() if line.strip()]
     if hashlib.sha256(Path(DEFAULT_MODEL).read_bytes()).hexdigest() != head["model_sha256"]:
         pytest.fail("the record is of another model: a new shipped model needs its choices recorded "
