@@ -77,6 +77,33 @@ def test_a_generation_is_measured_recorded_and_drawn(tmp_path: Path, monkeypatch
     assert [r["name"] for r in load_record(record)] == ["g1", "g1-self", "p-self", "g1-again", "g1-seed2"]
 
 
+def test_a_rebuilt_checkpoint_of_the_same_weights_reads_the_record(tmp_path: Path) -> None:
+    """A file of the same weights but other bytes (a rebuild records other run paths) is the same network to the
+    record: its measures, duel and reference blocks are reused; a network of other weights is measured."""
+    parent, cand = _two_nets(tmp_path)
+    record = tmp_path / "generations.jsonl"
+    kw = {"games": 2, "record": record, "progress": False, "positions": 4, "cube_plies": (1,),
+          "reference": "pubeval", "reference_games": 2, "reference_blocks": 2}
+    row = gate(cand, parent, "g1", **kw)  # type: ignore[arg-type]
+    rebuilt = save_checkpoint(tmp_path / "rebuilt.pt", _net(cand), run="elsewhere")
+    assert rebuilt.read_bytes() != cand.read_bytes()
+    again = gate(rebuilt, parent, "g1-rebuilt", **kw)  # type: ignore[arg-type]
+    assert again["sha256"] != row["sha256"] and again["weights"] == row["weights"]
+    assert again["reused"] == ["measures", "duel", "reference candidate", "reference parent"]
+    assert again["checker"] == row["checker"] and again["reference"] == row["reference"]
+    torch.manual_seed(5)
+    other = save_checkpoint(tmp_path / "other.pt", ValueNet(ModelSpec(3, (8,))))
+    third = gate(other, parent, "g2", **kw)  # type: ignore[arg-type]
+    assert third["weights"] != row["weights"]
+    assert third["reused"] == ["reference parent"]  # its own measures are new; the parent's come from the record
+
+
+def _net(path: Path) -> ValueNet:
+    from bgbot.eval.nets import net_from_checkpoint, read_checkpoint
+
+    return net_from_checkpoint(read_checkpoint(path), path)
+
+
 def test_each_rule_can_fail_on_its_own() -> None:
     """A candidate that wins the duel still fails on worse checker play or on worse cube decisions."""
     from training.gate import verdict_rules
@@ -285,7 +312,7 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
 
 
 def test_other_benchmark_files_are_checked_and_never_mixed_with_the_default_ones(tmp_path: Path) -> None:
-    from training.gate import _DEFAULT_DATA, CHECKER, _recorded
+    from training.gate import _DEFAULT_DATA, CHECKER, Known, _recorded
 
     torch.manual_seed(3)
     cand = save_checkpoint(tmp_path / "cand.pt", ValueNet(ModelSpec(3, (8,))))
@@ -300,9 +327,9 @@ def test_other_benchmark_files_are_checked_and_never_mixed_with_the_default_ones
     # a parent measured on the default files is not reused for a gate on other files, and the other way round
     row = gate(cand, cand, "x", games=2, record=record, progress=False, positions=3, cube_plies=(1,))
     assert row["benchmarks"] == _DEFAULT_DATA
-    assert _recorded(record, row["sha256"], 3, 3, (1,)) is not None
+    assert _recorded(load_record(record), Known(cand), 3, 3, (1,)) is not None
     other = {"checker": "elsewhere/checker.jsonl", "cube": _DEFAULT_DATA["cube"]}
-    assert _recorded(record, row["sha256"], 3, 3, (1,), other) is None
+    assert _recorded(load_record(record), Known(cand), 3, 3, (1,), other) is None
     copy = tmp_path / "copy.jsonl"
     copy.write_text(CHECKER.read_text())
     row2 = gate(cand, cand, "y", games=2, record=record, progress=False, positions=3, cube_plies=(1,),

@@ -45,7 +45,9 @@ their duel read +0.0024 ± 0.0022.
 Figures the record already holds for the same network (measures on the same files, a duel against the
 same parent with the same games and seed, reference blocks against the same engine with the same games
 and seeds) are taken from it, not measured again: each is deterministic given the networks and the
-seeds. ``reused`` in the row lists them.
+seeds. ``reused`` in the row lists them. The record knows a network by its file's SHA-256 and by its
+weights' (:func:`weights_hash`), so a rebuild's checkpoint, whose file records other run paths, reads
+the figures of the model it rebuilt.
 
 The second and third rules are there because generation 5 passed the older
 gate (duel and 1-ply error only) while its 2-ply play and its cube decisions
@@ -98,6 +100,32 @@ def file_hash(path: str | Path) -> str:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError as exc:
         raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def weights_hash(path: str | Path) -> str:
+    """SHA-256 of a checkpoint's networks (spec and weights, class networks included; :func:`net_hash`).
+
+    Two files of the same weights (a rebuild's checkpoint records other run paths than the shipped one's) share
+    it, so the record knows a rebuilt network by it too.
+    """
+    from bgbot.engine.executor import net_hash
+    from bgbot.eval.models import load_model
+
+    return net_hash(load_model(path).net)
+
+
+class Known:
+    """A network as the record knows it: its file's SHA-256 and its weights' (rows older than weights hashes
+    name a network by its file alone)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.sha256 = file_hash(path)
+        self.weights = weights_hash(path)
+
+    def is_side(self, row: dict[str, Any], side: str) -> bool:
+        """Whether ``row``'s candidate (``side`` "") or parent (``side`` "parent_") is this network."""
+        held = row.get(f"{side}weights")
+        return row.get(f"{side}sha256") == self.sha256 or (held is not None and held == self.weights)
 
 
 def checker_losses(engine: Engine, rows: list[dict[str, Any]], ply: int) -> list[tuple[str, bool, float]]:
@@ -360,21 +388,22 @@ def gate(
         from bgbot.play.bots import prepare_bot
 
         prepare_bot(reference)  # a missing gnubg is an error now, not after an hour of measuring
-    sha256, parent_sha256 = file_hash(candidate), file_hash(parent)  # both readable before any measuring
+    mine_id, theirs_id = Known(candidate), Known(parent)  # both readable before any measuring
+    held = load_record(record)
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
     data = {"checker": _repo_name(checker_data), "cube": _repo_name(cube_data)}
     t0 = time.perf_counter()
     reused: list[str] = []
-    mine = _recorded(record, sha256, len(rows), len(cube_rows), cube_plies, data)
+    mine = _recorded(held, mine_id, len(rows), len(cube_rows), cube_plies, data)
     if mine is None:
         mine = measure(candidate, rows, cube_rows, cube_plies)
     else:
         reused.append("measures")
-    theirs = _recorded(record, parent_sha256, len(rows), len(cube_rows), cube_plies, data)
+    theirs = _recorded(held, theirs_id, len(rows), len(cube_rows), cube_plies, data)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
-    duel_row = _recorded_duel(record, sha256, parent_sha256, games, seed)
+    duel_row = _recorded_duel(held, mine_id, theirs_id, games, seed)
     if duel_row is None:
         duel = _finished(run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                                  PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers),
@@ -383,15 +412,16 @@ def gate(
     else:
         reused.append("duel")
     row: dict[str, Any] = {
-        "name": name, "checkpoint": _repo_name(candidate), "sha256": sha256, "parent": _repo_name(parent),
-        "parent_sha256": parent_sha256, **mine, "benchmarks": data,
+        "name": name, "checkpoint": _repo_name(candidate), "sha256": mine_id.sha256, "weights": mine_id.weights,
+        "parent": _repo_name(parent), "parent_sha256": theirs_id.sha256, "parent_weights": theirs_id.weights,
+        **mine, "benchmarks": data,
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": duel_row,
     }
     if reference_blocks:
         row["reference"] = reference_reading(
             candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
-            workers=workers, record=record, progress=progress, reused=reused)
+            workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id))
     if yardstick:
         from bgbot.eval import pubeval
         from bgbot.eval.evaluate import NetEvaluator
@@ -452,6 +482,7 @@ def check_reference(reference: str, games: int, blocks: int, seed: int) -> None:
 def reference_reading(
     candidate: str | Path, parent: str | Path, reference: str, *, games: int, blocks: int, seed: int,
     workers: int = 1, record: str | Path = RECORD, progress: bool = True, reused: list[str] | None = None,
+    known: tuple[list[dict[str, Any]], Known, Known] | None = None,
 ) -> dict[str, Any]:
     """Candidate and parent, each at 1-ply, against ``reference`` on the same dice: their paired difference.
 
@@ -460,7 +491,8 @@ def reference_reading(
     candidate's and parent's points of view against the reference), ``diff``: the mean over blocks
     of candidate minus parent, and ``se``: its standard error over blocks. A network whose blocks the
     record already holds (same reference, games and seeds) is not played again; ``reused`` gets
-    ``reference candidate`` / ``reference parent`` then.
+    ``reference candidate`` / ``reference parent`` then. ``known``: the record's rows and the two networks
+    as :class:`Known` (the gate's, read once), else read here.
     """
     from tqdm import tqdm
 
@@ -470,10 +502,11 @@ def reference_reading(
     check_reference(reference, games, blocks, seed)
     seeds = list(range(seed, seed + blocks))
     key = {"against": reference, "games": games, "seeds": seeds}
+    held_rows, mine, theirs = known if known is not None else (load_record(record), Known(candidate), Known(parent))
     ppgs: dict[str, list[float]] = {}
     todo = []
-    for who, path in (("candidate", candidate), ("parent", parent)):
-        held = _recorded_reference(record, file_hash(path), key)
+    for who, path, ident in (("candidate", candidate, mine), ("parent", parent, theirs)):
+        held = _recorded_reference(held_rows, ident, key)
         if held is None:
             todo.append((who, path))
         else:
@@ -509,26 +542,26 @@ def _finished(report: Any, what: str) -> Any:
     return report
 
 
-def _recorded_reference(record: str | Path, sha256: str, key: dict[str, Any]) -> list[float] | None:
-    """The reference blocks of the network with ``sha256`` in the record, if played with the same ``key``."""
-    for r in reversed(load_record(record)):
+def _recorded_reference(rows: list[dict[str, Any]], net: Known, key: dict[str, Any]) -> list[float] | None:
+    """The reference blocks of ``net`` in the record's ``rows``, if played with the same ``key``."""
+    for r in reversed(rows):
         ref = r.get("reference")
         if not ref or any(ref.get(k) != v for k, v in key.items()):
             continue
-        if r.get("sha256") == sha256:
+        if net.is_side(r, ""):
             return [float(x) for x in ref["candidate"]]
-        if r.get("parent_sha256") == sha256:
+        if net.is_side(r, "parent_"):
             return [float(x) for x in ref["parent"]]
     return None
 
 
-def _recorded_duel(record: str | Path, sha256: str, parent_sha256: str, games: int, seed: int) -> dict[str, Any] | None:
-    """The duel of the network with ``sha256`` against the one with ``parent_sha256`` in the record, if played
-    with the same games and seed."""
-    for r in reversed(load_record(record)):
+def _recorded_duel(rows: list[dict[str, Any]], net: Known, parent: Known, games: int, seed: int
+                   ) -> dict[str, Any] | None:
+    """The duel of ``net`` against ``parent`` in the record's ``rows``, if played with the same games and seed."""
+    for r in reversed(rows):
         duel = r.get("duel") or {}
-        if (r.get("sha256"), r.get("parent_sha256"), duel.get("games"), duel.get("seed")) == (
-                sha256, parent_sha256, games, seed):
+        if (net.is_side(r, "") and parent.is_side(r, "parent_")
+                and (duel.get("games"), duel.get("seed")) == (games, seed)):
             return dict(duel)
     return None
 
@@ -557,16 +590,16 @@ def _repo_name(path: str | Path) -> str:
 _DEFAULT_DATA = {"checker": _repo_name(CHECKER), "cube": _repo_name(CUBE)}
 
 
-def _recorded(record: str | Path, sha256: str, n_checker: int, n_cube: int,
+def _recorded(rows: list[dict[str, Any]], net: Known, n_checker: int, n_cube: int,
               cube_plies: tuple[int, ...], data: dict[str, str] = _DEFAULT_DATA) -> dict[str, Any] | None:
-    """The latest measures of the network with ``sha256`` in the record (as a candidate or as a parent),
-    if taken on the same benchmarks (the same files, positions and plies)."""
-    for r in reversed(load_record(record)):
+    """The latest measures of ``net`` in the record's ``rows`` (as a candidate or as a parent), if taken on the
+    same benchmarks (the same files, positions and plies)."""
+    for r in reversed(rows):
         if r.get("benchmarks", _DEFAULT_DATA) != data:
             continue
-        if r.get("sha256") == sha256:
+        if net.is_side(r, ""):
             checker, cube = r.get("checker", {}), r.get("cube", {})
-        elif r.get("parent_sha256") == sha256 and "parent_measures" in r:
+        elif net.is_side(r, "parent_") and "parent_measures" in r:
             checker, cube = r["parent_measures"]["checker"], r["parent_measures"]["cube"]
         else:
             continue
