@@ -849,3 +849,32 @@ def test_an_ensemble_is_one_wide_network_averaging_its_members_logits(tmp_path: 
     deep = save_checkpoint(tmp_path / "d.pt", ValueNet(ModelSpec(3, (4, 4))))
     with pytest.raises(CheckpointError, match="one-hidden-layer"):
         ensemble([a, deep], tmp_path / "x")
+
+
+def test_an_ensemble_splits_into_members_that_join_back_exactly(tmp_path: Path) -> None:
+    """split cuts an ensemble into its members: each a member up to a shift of its logits, joined the same."""
+    from training.refine import split
+
+    torch.manual_seed(17)
+    nets = [ValueNet(ModelSpec(3, (4,))) for _ in range(3)]
+    crashed = ValueNet(ModelSpec(3, (6,)))
+    paths = [save_checkpoint(tmp_path / f"m{i}.pt", n, class_nets={"crashed": crashed}) for i, n in enumerate(nets)]
+    ensemble(paths, tmp_path / "e")
+    parts = split(tmp_path / "e" / "refined.pt", 3, tmp_path / "s")
+    assert [p.name for p in parts] == ["member-1.pt", "member-2.pt", "member-3.pt"]
+    x = torch.from_numpy(encode(Position.start().array()[None, :].repeat(2, axis=0), 3))
+    with torch.no_grad():
+        for net, p in zip(nets, parts, strict=True):
+            got = load_checkpoint(p)
+            assert got.net.spec == ModelSpec(3, (4,)) and list(got.class_nets) == ["crashed"]
+            shift = got.net.body(x) - net.body(x)  # the member's own bias was averaged away: a constant shift
+            torch.testing.assert_close(shift, shift[:1].expand_as(shift), rtol=0, atol=1e-5)
+            torch.testing.assert_close(got.net.body[0].weight, net.body[0].weight, rtol=0, atol=0)
+    ensemble(parts, tmp_path / "again")
+    a, b = load_checkpoint(tmp_path / "e" / "refined.pt").net, load_checkpoint(tmp_path / "again" / "refined.pt").net
+    for k, v in a.state_dict().items():
+        torch.testing.assert_close(b.state_dict()[k], v, rtol=0, atol=1e-6)
+    with pytest.raises(CheckpointError, match="does not split into 5"):
+        split(tmp_path / "e" / "refined.pt", 5, tmp_path / "x")
+    with pytest.raises(ConfigError, match="split into 1 parts"):
+        split(tmp_path / "e" / "refined.pt", 1, tmp_path / "x")

@@ -905,6 +905,42 @@ def ensemble(models: list[str | Path], out: str | Path) -> dict[str, object]:
     return summary
 
 
+def split(model: str | Path, parts: int, out: str | Path) -> list[Path]:
+    """Cut ``model``'s main network, an ensemble of ``parts`` equal members (:func:`ensemble`), into its members.
+
+    Writes ``out/member-1.pt`` ... ``out/member-{parts}.pt``, each with ``model``'s class networks, and returns
+    their paths. Member ``i`` is the wide network's ``i``-th block of hidden units with its output weights times
+    ``parts``; the members' own output biases were averaged by the join, so each gets the mean bias: joined again
+    they are ``model``'s network exactly, and each one alone is its member up to a constant shift of its logits
+    (which a refit of the member corrects). A refit of each member apart keeps them as unlike as their
+    independent starts made them, where a refit of the joined network moves them together.
+    """
+    ck = load_checkpoint(model)
+    spec = ck.net.spec
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 2:
+        raise ConfigError(f"split into {parts!r} parts: a whole number >= 2")
+    if len(spec.hidden) != 1 or spec.hidden[0] % parts:
+        raise CheckpointError(f"{str(model)!r} has a {spec} main network: it does not split into {parts} "
+                              "equal one-hidden-layer members")
+    width = spec.hidden[0] // parts
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(parts):
+        member = ValueNet(dataclasses.replace(spec, hidden=(width,)))
+        rows = slice(i * width, (i + 1) * width)
+        with torch.no_grad():
+            member.body[0].weight.copy_(ck.net.body[0].weight[rows])
+            member.body[0].bias.copy_(ck.net.body[0].bias[rows])
+            member.body[-1].weight.copy_(ck.net.body[-1].weight[:, rows] * parts)
+            member.body[-1].bias.copy_(ck.net.body[-1].bias)
+        paths.append(save_checkpoint(out / f"member-{i + 1}.pt", member, class_nets=ck.class_nets,
+                                     config={**ck.data.get("config", {}), "split": {"model": str(model),
+                                                                                     "member": i + 1}},
+                                     games_trained=int(ck.data.get("games_trained", 0)), last_eval=""))
+    return paths
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -936,7 +972,14 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("ensemble", help="several networks as one wide network averaging their logits")
     e.add_argument("--models", required=True, nargs="+", help="torch checkpoints (.pt), one hidden layer each")
     e.add_argument("--out", required=True, help="folder for refined.pt and ensemble.json")
+    sp = sub.add_parser("split", help="an ensemble's main network cut into its equal members")
+    sp.add_argument("--model", required=True, help="torch checkpoint (.pt) whose main network is an ensemble")
+    sp.add_argument("--parts", required=True, type=int, help="how many equal members it joins")
+    sp.add_argument("--out", required=True, help="folder for member-1.pt ...")
     args = ap.parse_args(argv)
+    if args.cmd == "split":
+        print(json.dumps([str(p) for p in split(args.model, args.parts, args.out)], indent=1))
+        return
     if args.cmd == "ensemble":
         print(json.dumps(ensemble(args.models, args.out), indent=1))
         return
