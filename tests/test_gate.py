@@ -91,6 +91,11 @@ def test_a_rebuilt_checkpoint_of_the_same_weights_reads_the_record(tmp_path: Pat
     assert again["sha256"] != row["sha256"] and again["weights"] == row["weights"]
     assert again["reused"] == ["measures", "duel", "reference candidate", "reference parent"]
     assert again["checker"] == row["checker"] and again["reference"] == row["reference"]
+    # another record (a pipeline run's) reads this one's figures and writes its own row only
+    elsewhere = tmp_path / "run" / "generations.jsonl"
+    copied = gate(cand, parent, "g1-copied", **{**kw, "record": elsewhere, "reads": (record,)})  # type: ignore[arg-type]
+    assert copied["reused"] == again["reused"] and copied["duel"] == row["duel"]
+    assert [r["name"] for r in load_record(elsewhere)] == ["g1-copied"] and len(load_record(record)) == 2
     torch.manual_seed(5)
     other = save_checkpoint(tmp_path / "other.pt", ValueNet(ModelSpec(3, (8,))))
     third = gate(other, parent, "g2", **kw)  # type: ignore[arg-type]

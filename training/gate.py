@@ -247,6 +247,7 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
     """Add ``row`` to the record, rewriting the file atomically (an interrupted write loses nothing)."""
     path = Path(path)
     rows = [*load_record(path), row]
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -367,13 +368,15 @@ def gate(
     reference_games: int = 2000,
     reference_blocks: int = 0,
     reference_seed: int = 1,
+    reads: tuple[str | Path, ...] = (),
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
     ``positions`` limits the checker and cube benchmarks to their first N positions and
     ``cube_plies`` the plies of the cube benchmark (tests). ``reference`` (a bot spec such as
     ``gnubg:ply=0``) with ``reference_blocks`` >= 2 adds the reference reading (module doc). Figures
-    the record holds for the same networks measured the same way are reused. The verdict is from
+    the record holds for the same networks measured the same way are reused, and so are those of the
+    records ``reads`` names (read only: another run's record, or the repository's). The verdict is from
     the candidate's point of view against its parent.
     """
     from bgbot.play.pit import PitConfig, run_pit
@@ -389,7 +392,8 @@ def gate(
 
         prepare_bot(reference)  # a missing gnubg is an error now, not after an hour of measuring
     mine_id, theirs_id = Known(candidate), Known(parent)  # both readable before any measuring
-    held = load_record(record)
+    held = [r for other in reads if Path(other).resolve() != Path(record).resolve() for r in load_record(other)]
+    held += load_record(record)  # the record written last: its rows are the newest
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
     data = {"checker": _repo_name(checker_data), "cube": _repo_name(cube_data)}
@@ -621,6 +625,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--yardstick", type=int, default=0, help="games against pubeval (0: skip)")
     ap.add_argument("--record", default=str(RECORD))
+    ap.add_argument("--read", action="append", default=[], metavar="RECORD",
+                    help="another record whose figures for the same networks are reused (repeatable), such as a "
+                         "pipeline run's OUT/generations.jsonl")
     ap.add_argument("--note", default="")
     ap.add_argument("--checker-data", default=str(CHECKER),
                     help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
@@ -633,7 +640,7 @@ def main(argv: list[str] | None = None) -> None:
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
                yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
                cube_data=args.cube_data, reference=args.reference, reference_games=args.reference_games,
-               reference_blocks=args.reference_blocks, reference_seed=args.reference_seed)
+               reference_blocks=args.reference_blocks, reference_seed=args.reference_seed, reads=tuple(args.read))
     print(json.dumps(row, indent=1))
     theirs = row["parent_measures"]
     failed = [k for k, ok in row["rules"].items() if not ok]

@@ -36,7 +36,9 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    the same stage settings and labels is kept when a killed fit stage runs again.
 4. **gate**: :func:`training.gate.gate` against ``against``: checker error, cube agreement, a
    duplicate-dice duel and, with ``reference_blocks``, both networks' play against a reference engine
-   on the same dice; the verdict goes to ``OUT/generations.jsonl``.
+   on the same dice; the verdict goes to ``OUT/generations.jsonl``. Figures the repository's record
+   (``checkpoints/generations.jsonl``) holds for the same networks, such as the shipped model's, are read
+   from it, not measured again.
 5. **ship**: only when ``[ship] ship = true`` and the gate passed.
 """
 
@@ -60,6 +62,7 @@ from bgbot.fileio import atomic_open, write_text_atomic
 from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "checkpoints" / "generations.jsonl"  # the repository's record of generations (training.gate)
 STAGES = ("selfplay", "siblings", "fit", "gate", "ship")
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
@@ -401,7 +404,7 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
                        workers=pl.gate.workers, record=root / "generations.jsonl", progress=progress,
                        positions=pl.gate.positions or None, reference=pl.gate.reference,
                        reference_games=pl.gate.reference_games, reference_blocks=pl.gate.reference_blocks,
-                       reference_seed=pl.gate.reference_seed, **files)
+                       reference_seed=pl.gate.reference_seed, reads=(RECORD,), **files)
             rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
                                          "checkpoint": current})
         records["gate"] = rec
