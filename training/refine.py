@@ -50,7 +50,8 @@ What gnubg did after its first TD network, on this machine's budget:
    ("model soups"): the refit's sharp 1-ply choices and self-play's consistent lookahead and gammons.
 
 5. **Ensemble** (``ensemble``): networks of independent starts (``fit`` with ``fresh``) as one wide
-   network whose logits are their mean; it costs their summed evaluation time.
+   network whose logits are their mean; it costs their summed evaluation time. ``split`` cuts such a
+   network into its members again (for refitting each apart; docs/training.md, generation 14).
 
 A round is generate + fit; the next round labels with the refined network.
 The loss is the same one self-play TD uses, only the target changes from a
