@@ -10,7 +10,7 @@ import torch
 
 from bgbot.errors import ConfigError
 from bgbot.eval.inference import ModelSpec
-from bgbot.eval.nets import ValueNet, save_checkpoint
+from bgbot.eval.nets import ValueNet, load_checkpoint, save_checkpoint
 from training.gate import DUEL_SE, gate, load_record
 
 
@@ -85,7 +85,7 @@ def test_a_rebuilt_checkpoint_of_the_same_weights_reads_the_record(tmp_path: Pat
     kw = {"games": 2, "record": record, "progress": False, "positions": 4, "cube_plies": (1,),
           "reference": "pubeval", "reference_games": 2, "reference_blocks": 2}
     row = gate(cand, parent, "g1", **kw)  # type: ignore[arg-type]
-    rebuilt = save_checkpoint(tmp_path / "rebuilt.pt", _net(cand), run="elsewhere")
+    rebuilt = save_checkpoint(tmp_path / "rebuilt.pt", load_checkpoint(cand).net, run="elsewhere")
     assert rebuilt.read_bytes() != cand.read_bytes()
     again = gate(rebuilt, parent, "g1-rebuilt", **kw)  # type: ignore[arg-type]
     assert again["sha256"] != row["sha256"] and again["weights"] == row["weights"]
@@ -101,12 +101,6 @@ def test_a_rebuilt_checkpoint_of_the_same_weights_reads_the_record(tmp_path: Pat
     third = gate(other, parent, "g2", **kw)  # type: ignore[arg-type]
     assert third["weights"] != row["weights"]
     assert third["reused"] == ["reference parent"]  # its own measures are new; the parent's come from the record
-
-
-def _net(path: Path) -> ValueNet:
-    from bgbot.eval.nets import net_from_checkpoint, read_checkpoint
-
-    return net_from_checkpoint(read_checkpoint(path), path)
 
 
 def test_each_rule_can_fail_on_its_own() -> None:

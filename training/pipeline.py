@@ -62,7 +62,6 @@ from bgbot.fileio import atomic_open, write_text_atomic
 from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORD = ROOT / "checkpoints" / "generations.jsonl"  # the repository's record of generations (training.gate)
 STAGES = ("selfplay", "siblings", "fit", "gate", "ship")
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
@@ -396,7 +395,7 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         settings = {**dataclasses.asdict(pl.gate), "candidate": current, "against": against}
         rec = stages.done("gate", settings)
         if rec is None:
-            from training.gate import gate
+            from training.gate import RECORD, gate
 
             files = {k: _resolve(v) for k, v in (("checker_data", pl.gate.checker_data),
                                                   ("cube_data", pl.gate.cube_data)) if v}
