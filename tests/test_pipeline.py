@@ -75,6 +75,24 @@ def test_the_stages_run_once_and_a_changed_stage_reruns_what_follows(small_bank:
     assert changed["selfplay"] == first["selfplay"]
 
 
+def test_a_network_no_epoch_improves_stays_as_it_was_and_the_pipeline_goes_on(
+        small_bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import training.refine
+    from training.refine import NoImprovement
+
+    def no_better(init: Path, *a: object, net_name: str = "main", **k: object) -> dict[str, object]:
+        raise NoImprovement(f"no epoch improved the held-out loss of {str(init)!r}'s {net_name} network")
+
+    monkeypatch.setattr(training.refine, "fit", no_better)
+    rec = run_pipeline(_config(tmp_path, small_bank), progress=False)
+    main = rec["fit"]["nets"]["main"]
+    assert not main["fitted"] and "no epoch improved" in main["why"]
+    start, candidate = load_checkpoint(rec["selfplay"]["checkpoint"]), load_checkpoint(rec["fit"]["checkpoint"])
+    for a, b in zip(start.net.state_dict().values(), candidate.net.state_dict().values(), strict=True):
+        assert (a == b).all()  # the candidate is the start network
+    assert rec["gate"]["verdict"] in ("pass", "fail")  # and the gate still ran
+
+
 def test_the_gate_stage_reads_the_benchmark_files_it_names(small_bank: Path, tmp_path: Path) -> None:
     cfg = _config(tmp_path, small_bank)
     held_out = "tests/data/benchmark/checker-3000.jsonl", "tests/data/benchmark/cube-1000.jsonl"

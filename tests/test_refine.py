@@ -161,6 +161,21 @@ def test_a_cosine_fit_takes_its_rate_from_lr_down_to_zero(tmp_path: Path, init: 
         fit(init, tmp_path / "run", tmp_path / "bad", schedule="linear", progress=False)
 
 
+def test_a_fit_that_never_beats_its_start_writes_nothing(tmp_path: Path, init: Path) -> None:
+    from training.refine import NoImprovement
+
+    generate(init, tmp_path / "run", 4, CFG, progress=False)
+    stale = tmp_path / "fit" / "refined.pt"
+    stale.parent.mkdir()
+    stale.write_bytes(b"an earlier fit's file")
+    # a rate this high throws the weights far from the start: every epoch's held-out loss is worse than epoch 0's
+    with pytest.raises(NoImprovement, match=r"no epoch improved .*init.pt'.s main network"):
+        fit(init, tmp_path / "run", tmp_path / "fit", epochs=1, lr=0.9, batch=16, progress=False)
+    assert not stale.exists()  # the earlier file does not pass for this fit's
+    summary = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert summary["history"][1]["holdout_bce"] > summary["history"][0]["holdout_bce"]
+
+
 def test_fit_without_data_is_a_clear_error(tmp_path: Path, init: Path) -> None:
     with pytest.raises(ConfigError, match="run generate first"):
         fit(init, tmp_path / "nothing", tmp_path / "fit", progress=False)

@@ -456,7 +456,7 @@ def _siblings(st: SiblingStage, model: Path, out: Path, progress: bool) -> dict[
 
 def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
          siblings: Path | None = None, key: str = "") -> dict[str, Any]:
-    from training.refine import fit, load_chunks
+    from training.refine import NoImprovement, fit, load_chunks
 
     t0 = time.perf_counter()
     data = root / "bank-data"
@@ -476,9 +476,13 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
             continue
         out = root / f"fit-{net}"
         sources: list[str | Path] = [net_data] if siblings is None or net != "main" else [net_data, siblings]
-        res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
-                  seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
-                  rank=st.rank if len(sources) > 1 else 0.0)
+        try:
+            res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
+                      seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
+                      rank=st.rank if len(sources) > 1 else 0.0)
+        except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
+            fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
+            continue
         best = {k: v for k, v in res.items() if k.startswith("best_")}
         fitted[net] = {"rows": n, "fitted": True, "positions_train": res.get("positions_train"),
                        "positions_holdout": res.get("positions_holdout"), **best}

@@ -610,6 +610,10 @@ def _weighted_bce(logits: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tor
     return (per_row * w).sum() / w.sum()
 
 
+class NoImprovement(CheckpointError):
+    """A fit none of whose epochs lowered the held-out loss below the starting network's: nothing was written."""
+
+
 def fit(
     init: str | Path,
     data: str | Path | list[str | Path],
@@ -737,6 +741,7 @@ def fit(
     history: list[dict[str, float]] = [{"epoch": 0, **_holdout_loss(net, xho, yho, who, gho, rank)}]
     best = history[0][score]
     best_path = out / "refined.pt"
+    best_path.unlink(missing_ok=True)  # a file of an earlier fit here must not pass for this one's
     base_games = int(start.data.get("games_trained", 0))
     for ep in range(1, epochs + 1):
         if rank:  # whole groups in a batch, groups shuffled
@@ -778,7 +783,8 @@ def fit(
                "history": history, f"best_{score}": best}
     write_text_atomic(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
-        raise CheckpointError(f"no epoch improved the held-out loss of {str(init)!r}: nothing written")
+        raise NoImprovement(f"no epoch improved the held-out loss of {str(init)!r}'s {net_name} network "
+                            f"({history[0][score]:.6g} before the fit): nothing written")
     return summary
 
 
