@@ -21,7 +21,12 @@ from bgbot.engine.cube import (
     money_cube_decision,
     money_decision_from_equities,
 )
-from bgbot.engine.cube_lookahead import lookahead_money_cubeful, match_cube_lookahead
+from bgbot.engine.cube_lookahead import (
+    NO_SHIFT,
+    ONE_ROLL_SHIFT,
+    lookahead_money_cubeful,
+    match_cube_lookahead,
+)
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
     MoveFilter,
@@ -223,7 +228,8 @@ def test_cubeful_lookahead_at_depth_zero_is_janowski(ev: NetEvaluator) -> None:
 
 
 def test_money_cube_action_above_one_ply_decides_from_the_cubeful_lookahead(ev: NetEvaluator) -> None:
-    engine = Engine(ev, bearoff=False)
+    engine = Engine(ev, bearoff=False, cube_shift=NO_SHIFT)  # gnubg's lookahead, uncorrected
+    shifted = Engine(ev, bearoff=False)  # the default: the one-roll lookahead's correction at 2-ply
     pos = Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})
     for owner in ("center", "me"):
         d = engine.cube_action(pos, CubeState(cube=2, owner=owner), ply=2)
@@ -231,6 +237,9 @@ def test_money_cube_action_above_one_ply_decides_from_the_cubeful_lookahead(ev: 
         assert d.equity_no_double == pytest.approx(want_nd, abs=1e-6)
         assert d.equity_double_take == pytest.approx(want_dt, abs=1e-6)
         assert d.equity_optimal == pytest.approx(max(want_nd, min(want_dt, 1.0)), abs=1e-6)
+        c = shifted.cube_action(pos, CubeState(cube=2, owner=owner), ply=2)
+        assert c.equity_no_double == pytest.approx(want_nd + ONE_ROLL_SHIFT.no_double, abs=1e-6)
+        assert c.equity_double_take == pytest.approx(want_dt + ONE_ROLL_SHIFT.double_take, abs=1e-6)
     # the opponent's cube: no double, and the no-double equity is the lookahead's "opp" column
     d = engine.cube_action(pos, CubeState(cube=2, owner="opp"), ply=2)
     assert (d.action, d.can_double) == ("no_double", False)
@@ -304,10 +313,16 @@ def test_match_cube_lookahead_equals_brute_force(ev: NetEvaluator, pos: Position
 
 
 def test_match_cube_action_above_one_ply_uses_the_lookahead(ev: NetEvaluator) -> None:
-    engine = Engine(ev, bearoff=False)
+    engine = Engine(ev, bearoff=False, cube_shift=NO_SHIFT)
     pos = Position.from_points({8: 1, 5: 1, 2: 1}, {9: 1, 4: 1, 3: 1})
     state = CubeState(match=7, score=(2, 4))  # 5-away, 3-away
     d = engine.cube_action(pos, state, ply=2)
+    # the default engine moves both figures by the correction, in equity normalised to the cube
+    c = Engine(ev, bearoff=False).cube_action(pos, state, ply=2)
+    assert c.equity_no_double == pytest.approx(d.equity_no_double + ONE_ROLL_SHIFT.no_double, abs=1e-9)
+    assert c.equity_double_take == pytest.approx(d.equity_double_take + ONE_ROLL_SHIFT.double_take,  # type: ignore[operator]
+                                                 abs=1e-9)
+    assert c.mwc_no_double > d.mwc_no_double and c.mwc_double_take < d.mwc_double_take  # type: ignore[operator]
     # the engine chooses each side's plays by its dead-cube MWC at the score
     mine = lambda p, r: match_dead_mwcs(p, met=MET, match_length=7, away_me=5, away_opp=3)  # noqa: E731
     other = lambda p, r: match_dead_mwcs(p, met=MET, match_length=7, away_me=3, away_opp=5)  # noqa: E731
@@ -319,3 +334,23 @@ def test_match_cube_action_above_one_ply_uses_the_lookahead(ev: NetEvaluator) ->
     assert d.equity_double_pass == 1.0
     with pytest.raises(InvalidCubeError, match="match winning chance must be a number in"):
         match_decision_from_mwcs([0.5, 0.1, 0.0, 0.1, 0.0], 1.5, 0.4, met=MET, match_length=7, away_me=5, away_opp=3)
+
+
+def test_the_one_roll_correction_moves_only_2_ply_decisions_and_brings_them_nearer_3_ply() -> None:
+    from conftest import read_jsonl
+
+    from bgbot.eval.models import load_model
+
+    net = NetEvaluator(load_model(None).net)
+    plain, shifted = Engine(net, cube_shift=NO_SHIFT), Engine(net)
+    rows = read_jsonl("benchmark/cube.jsonl")[:80]
+    agree = {"plain": 0, "shifted": 0}
+    for r in rows:
+        state = CubeState(cube=r["cube"]["value"], owner={"center": "center", "on_roll": "me"}[r["cube"]["owner"]])
+        deep = shifted.cube_action(r["position"], state, ply=3)
+        assert deep == plain.cube_action(r["position"], state, ply=3)  # 3-ply is not corrected
+        assert shifted.cube_action(r["position"], state, ply=1) == plain.cube_action(r["position"], state, ply=1)
+        agree["plain"] += plain.cube_action(r["position"], state, ply=2).action == deep.action
+        agree["shifted"] += shifted.cube_action(r["position"], state, ply=2).action == deep.action
+    # the shipped model's 2-ply doubles too often against its own 3-ply; the correction takes some of that back
+    assert agree["shifted"] > agree["plain"]

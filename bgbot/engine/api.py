@@ -39,7 +39,13 @@ from bgbot.engine.cube import (
     money_decision_from_equities,
     money_optimal_equities,
 )
-from bgbot.engine.cube_lookahead import exact_cube_values, lookahead_money_cubeful, match_cube_lookahead
+from bgbot.engine.cube_lookahead import (
+    ONE_ROLL_SHIFT,
+    CubeShift,
+    exact_cube_values,
+    lookahead_money_cubeful,
+    match_cube_lookahead,
+)
 from bgbot.engine.met import DEFAULT_MET, load_met
 from bgbot.engine.search import (
     CUBEFUL_MATCH,
@@ -165,7 +171,9 @@ class Engine:
     decisions, the cubeful lookahead's leaves and cube-aware checker play.
     ``filters`` are the move filters of deeper plies; ``met`` the match
     equity table for match cube decisions (a :class:`~bgbot.engine.met.MatchEquityTable`
-    or the name of a shipped one).
+    or the name of a shipped one).  ``cube_shift`` corrects 2-ply cube
+    decisions for the one-roll lookahead's bias (default
+    :data:`~bgbot.engine.cube_lookahead.ONE_ROLL_SHIFT`; ``NO_SHIFT``: gnubg's 1-ply).
     """
 
     def __init__(
@@ -177,8 +185,10 @@ class Engine:
         met: MatchEquityTable | str | None = None,
         checkpoint: Path | None = None,
         games_trained: int | None = None,
+        cube_shift: CubeShift = ONE_ROLL_SHIFT,
     ) -> None:
         self.base = evaluator
+        self.cube_shift = cube_shift
         # money cube figures of small two-sided bear-offs from the exact table (with the bear-off database)
         self._exact_cube = bearoff is not False
         if bearoff is False:
@@ -351,6 +361,9 @@ class Engine:
                 # its own cube decision at this ply would make it; the mover's value is minus its optimum
                 probs, nd, dt = lookahead_money_cubeful(self.evaluator, results, depth, choose, jacoby=cs.jacoby,
                                                         exact_bearoff=self._exact_cube)
+                add_nd, add_dt = self._shift(depth + 1)  # the decision cube_action makes at this ply
+                nd += add_nd
+                dt += add_dt
                 if self._exact_cube:
                     exact_cube_values(results, nd, dt)  # a small two-sided bear-off is decided exactly
                 return probs, -_optimal_from_values(nd, dt, theirs.owner, theirs.cube)
@@ -389,7 +402,9 @@ class Engine:
         leaves are the cube model's (Janowski's for money, gnubg's
         ``Cl2CfMatch`` at the score), so market losers and rolls after which
         the opponent passes count as played; the take point is read off the
-        averaged probabilities.  A money game's small two-sided bear-off
+        averaged probabilities.  At 2-ply the no-double and double/take
+        equities get the engine's ``cube_shift`` (the one-roll lookahead's
+        correction) before the decision.  A money game's small two-sided bear-off
         (at most six checkers a side, with the bear-off database on) is
         decided exactly at every ply (:mod:`bgbot.engine.bearoff_cube`).
         ``x`` is the cube efficiency (default: gnubg's, 0.68 with contact, 0.6
@@ -446,7 +461,12 @@ class Engine:
         probs, nd, dt = match_cube_lookahead(self.evaluator, p.array(), ply - 1, choose=(val.mine, val.theirs),
                                              x=x, **common)
         xv = self.cube_efficiency(p) if x is None else x
-        return match_decision_from_mwcs(probs.tolist(), nd, dt, x=xv, with_take_point=take_point, **common)
+        return match_decision_from_mwcs(probs.tolist(), nd, dt, x=xv, with_take_point=take_point,
+                                        shift=self._shift(ply), **common)
+
+    def _shift(self, ply: int) -> tuple[float, float]:
+        """What a cube decision at ``ply`` adds to its no-double and double/take equities (only 2-ply's moves)."""
+        return (self.cube_shift.no_double, self.cube_shift.double_take) if ply == 2 else (0.0, 0.0)
 
     def _money_lookahead_decision(self, p: Position, cs: CubeState, ply: int, x: float | None) -> CubeDecision:
         """The money cube decision at ``ply`` >= 2 from gnubg's cubeful lookahead (cube decisions at every node)."""
@@ -456,8 +476,9 @@ class Engine:
                                                 x=x, jacoby=cs.jacoby, exact_bearoff=self._exact_cube)
         xv = self.cube_efficiency(p) if x is None else x
         col = OWNER_COLUMNS.index(cs.owner)
-        return money_decision_from_equities(probs[0].tolist(), float(nd[0, col]), float(dt[0]), cube_value=cs.cube,
-                                            owner=cs.owner, x=xv)
+        add_nd, add_dt = self._shift(ply)
+        return money_decision_from_equities(probs[0].tolist(), float(nd[0, col]) + add_nd, float(dt[0]) + add_dt,
+                                            cube_value=cs.cube, owner=cs.owner, x=xv)
 
     def _decision(
         self, p: Position, cs: CubeState, probs: Sequence[float], x: float | None = None, *, take_point: bool = True

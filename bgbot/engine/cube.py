@@ -971,6 +971,7 @@ def match_decision_from_mwcs(
     *,
     x: float = CONTACT_X,
     with_take_point: bool = True,
+    shift: tuple[float, float] = (0.0, 0.0),
     **match: Unpack[MatchArgs],
 ) -> CubeDecision:
     """The match cube decision of the side on roll from its no-double and double/take MWCs.
@@ -980,7 +981,10 @@ def match_decision_from_mwcs(
     cube may be turned, double/pass and the take point are
     :func:`match_cube_decision`'s on ``probs`` (the side on roll's cubeless
     probabilities), and the equities the same normalisation of the MWCs.
-    ``mwc_double_take`` is ignored where no double is legal.
+    ``mwc_double_take`` is ignored where no double is legal.  ``shift`` is
+    added to the no-double and double/take figures first, in normalised
+    equity (the lookahead's correction, :data:`bgbot.engine.cube_lookahead.ONE_ROLL_SHIFT`);
+    the MWCs move by the same amounts, clipped to [0, 1].
     """
     static = match_cube_decision(probs, x=x, with_take_point=with_take_point, **match)
     values = [mwc_no_double] if static.equity_double_take is None else [mwc_no_double, mwc_double_take]
@@ -993,11 +997,14 @@ def match_decision_from_mwcs(
     def to_eq(mwc: float) -> float:
         return (2.0 * mwc - (mwc_win + mwc_lose)) / (mwc_win - mwc_lose)
 
-    nd = float(mwc_no_double)
+    def shifted(mwc: float, by: float) -> float:
+        return min(1.0, max(0.0, mwc + by * (mwc_win - mwc_lose) / 2.0))
+
+    nd = shifted(float(mwc_no_double), shift[0])
     if static.equity_double_take is None:  # no double is legal
         return replace(static, equity_no_double=to_eq(nd), equity_optimal=to_eq(nd), mwc_no_double=nd,
                        mwc_optimal=nd)
-    dt = float(mwc_double_take)  # type: ignore[arg-type]
+    dt = shifted(float(mwc_double_take), shift[1])  # type: ignore[arg-type]
     if not static.can_double:  # legal but pointless
         return replace(static, equity_no_double=to_eq(nd), equity_double_take=to_eq(dt), equity_optimal=to_eq(nd),
                        mwc_no_double=nd, mwc_double_take=dt, mwc_optimal=nd)

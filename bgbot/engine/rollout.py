@@ -23,7 +23,8 @@ How a trial is played:
 * **Checker play** at ``ply`` (XG numbering, :mod:`bgbot.engine.search`), cubeless; **cube decisions**
   (cubeful rollouts) as :meth:`Engine.cube_action <bgbot.engine.api.Engine.cube_action>` makes them at
   ``ply`` (the cube model at 1-ply, the cubeful lookahead above, exact small two-sided bear-offs in money
-  play), the taker taking when double/take is below double/pass; a pass ends the trial (its cubeless
+  play) but without the engine's correction of 2-ply decisions (gnubg's figures: rollouts and their
+  labels stay as they were), the taker taking when double/take is below double/pass; a pass ends the trial (its cubeless
   figures are then the evaluation at the pass).
 * **Truncation** after ``truncate`` plies (0: play to the end): the leaf is valued by the evaluator
   (``ply - 1`` rolls ahead, the cubeful leaf by the cube model).  With ``stop_at_bearoff`` a trial
@@ -345,9 +346,9 @@ class _Trials:
     ) -> tuple[NDArray[np.float64], list[CubeDecision]]:
         """The cube decisions of games ``idx``'s sides on roll at ``ply``, and their probabilities (their view).
 
-        :meth:`Engine.cube_action <bgbot.engine.api.Engine.cube_action>`'s: the cube model at 1-ply,
-        the cubeful lookahead (:mod:`bgbot.engine.cube_lookahead`) above, with the plays inside it
-        chosen cubeless as the trials' own lookahead does; in money play small two-sided bear-offs
+        :meth:`Engine.cube_action <bgbot.engine.api.Engine.cube_action>`'s with ``cube_shift=NO_SHIFT``:
+        the cube model at 1-ply, the cubeful lookahead (:mod:`bgbot.engine.cube_lookahead`) above, with
+        the plays inside it chosen cubeless as the trials' own lookahead does; in money play small two-sided bear-offs
         are exact when the evaluator has the bear-off database.  ``one_ply``: the evaluator's
         probabilities of these boards, already computed (used at 1-ply).
         """
