@@ -88,8 +88,9 @@ DUEL_SE = 2.0  # the duel must be won by more than this many standard errors
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
 # "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
-# where tied plays stood in for the double/take tree). Neither is reused.
-CUBE_METHOD = "cubeful-lookahead-tiebreak"
+# where tied plays stood in for the double/take tree); rows with "cubeful-lookahead-tiebreak" predate the
+# correction of 2-ply decisions (bgbot.engine.cube_lookahead.ONE_ROLL_SHIFT). None is reused.
+CUBE_METHOD = "cubeful-lookahead-tiebreak-one-roll-shift"
 
 
 def file_hash(path: str | Path) -> str:
