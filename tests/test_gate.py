@@ -221,6 +221,41 @@ def test_a_pit_stopped_part_way_records_nothing(tmp_path: Path, monkeypatch: pyt
     assert not record.exists()
 
 
+def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import bgbot.play.pit as pit
+
+    real = pit.run_pit
+    reports: list[pit.PitReport] = []
+    kill = {"seed": 6}
+
+    def spy(a: str, b: str, cfg: pit.PitConfig, **kw: object) -> pit.PitReport:
+        if b == "pubeval" and cfg.seed == kill["seed"]:
+            raise KeyboardInterrupt  # killed during the candidate's second reference block
+        rep = real(a, b, cfg, **kw)  # type: ignore[arg-type]
+        reports.append(rep)
+        return rep
+
+    monkeypatch.setattr(pit, "run_pit", spy)
+    parent, cand = _two_nets(tmp_path)
+    kw = {"games": 4, "record": tmp_path / "g.jsonl", "progress": False, "positions": 2, "cube_plies": (1,),
+          "reference": "pubeval", "reference_games": 4, "reference_blocks": 2, "reference_seed": 5,
+          "work": tmp_path / "work"}
+    with pytest.raises(KeyboardInterrupt):
+        gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
+    assert [r.resumed_games for r in reports] == [0, 0]  # the duel and the candidate's block of seed 5 were played
+    assert not (tmp_path / "g.jsonl").exists()
+    reports.clear()
+    kill["seed"] = -1
+    row = gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
+    # run again: the duel and the first block come from the folder; the other three blocks are played
+    assert [r.resumed_games for r in reports] == [4, 4, 0, 0, 0]
+    fresh = gate(cand, parent, "y", **{**kw, "record": tmp_path / "h.jsonl", "work": None})  # type: ignore[arg-type]
+    assert row["duel"] == fresh["duel"]
+    assert row["reference"]["candidate"] == fresh["reference"]["candidate"]
+    assert row["reference"]["parent"] == fresh["reference"]["parent"]
+
+
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
     record = tmp_path / "generations.jsonl"
     record.write_text(json.dumps({"name": "ok"}) + "\n{half a line\n")

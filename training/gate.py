@@ -370,6 +370,7 @@ def gate(
     reference_blocks: int = 0,
     reference_seed: int = 1,
     reads: tuple[str | Path, ...] = (),
+    work: str | Path | None = None,
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
@@ -378,7 +379,10 @@ def gate(
     ``gnubg:ply=0``) with ``reference_blocks`` >= 2 adds the reference reading (module doc). Figures
     the record holds for the same networks measured the same way are reused, and so are those of the
     records ``reads`` names (read only: another run's record, or the repository's). The verdict is from
-    the candidate's point of view against its parent.
+    the candidate's point of view against its parent. With ``work`` (a folder) the duel and every
+    reference block keep their finished games there as they finish (:class:`~bgbot.play.pit.PitConfig`'s
+    ``resume``, one folder a pit, named by the networks' weights), so a killed gate run again plays only
+    the games it lacks.
     """
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
@@ -410,9 +414,10 @@ def gate(
         theirs = measure(parent, rows, cube_rows, cube_plies)
     duel_row = _recorded_duel(held, mine_id, theirs_id, games, seed)
     if duel_row is None:
+        resume = _pit_folder(work, f"duel-{mine_id.weights[:12]}-{theirs_id.weights[:12]}-s{seed}")
         duel = _finished(run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
-                                 PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers),
-                                 progress=progress), "the duel")
+                                 PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers,
+                                           resume=resume), progress=progress), "the duel")
         duel_row = {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed}
     else:
         reused.append("duel")
@@ -426,7 +431,8 @@ def gate(
     if reference_blocks:
         row["reference"] = reference_reading(
             candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
-            workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id))
+            workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id),
+            work=work)
     if yardstick:
         from bgbot.eval import pubeval
         from bgbot.eval.evaluate import NetEvaluator
@@ -447,6 +453,16 @@ def gate(
     append_record(record, row)
     plot_generations(record, Path(record).with_suffix(".png"))
     return row
+
+
+def _slug(spec: str) -> str:
+    """A bot spec as a file-name part (``gnubg:ply=0`` -> ``gnubg-ply-0``)."""
+    return "".join(c if c.isalnum() else "-" for c in spec)
+
+
+def _pit_folder(work: str | Path | None, name: str) -> str | None:
+    """The results folder of one of the gate's pits under ``work`` (None: no folder, nothing kept)."""
+    return None if work is None else str(Path(work) / name)
 
 
 def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
@@ -487,7 +503,7 @@ def check_reference(reference: str, games: int, blocks: int, seed: int) -> None:
 def reference_reading(
     candidate: str | Path, parent: str | Path, reference: str, *, games: int, blocks: int, seed: int,
     workers: int = 1, record: str | Path = RECORD, progress: bool = True, reused: list[str] | None = None,
-    known: tuple[list[dict[str, Any]], Known, Known] | None = None,
+    known: tuple[list[dict[str, Any]], Known, Known] | None = None, work: str | Path | None = None,
 ) -> dict[str, Any]:
     """Candidate and parent, each at 1-ply, against ``reference`` on the same dice: their paired difference.
 
@@ -497,7 +513,8 @@ def reference_reading(
     of candidate minus parent, and ``se``: its standard error over blocks. A network whose blocks the
     record already holds (same reference, games and seeds) is not played again; ``reused`` gets
     ``reference candidate`` / ``reference parent`` then. ``known``: the record's rows and the two networks
-    as :class:`Known` (the gate's, read once), else read here.
+    as :class:`Known` (the gate's, read once), else read here. ``work``: a folder that keeps each block's
+    finished games (:func:`gate`'s).
     """
     from tqdm import tqdm
 
@@ -521,9 +538,12 @@ def reference_reading(
     with tqdm(total=blocks * len(todo), desc=f"against {reference}", unit="block", disable=not progress) as bar:
         for who, path in todo:
             ppgs[who] = []
+            weights = (mine if who == "candidate" else theirs).weights[:12]
             for s in seeds:
+                resume = _pit_folder(work, f"reference-{weights}-{_slug(reference)}-g{games}-s{s}")
                 rep = _finished(run_pit(f"bgbot:ply=1,checkpoint={path}", reference,
-                                        PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers)),
+                                        PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers,
+                                                  resume=resume)),
                                 f"the {who}'s reference block of seed {s}")
                 ppgs[who].append(rep.ppg)
                 bar.update()
@@ -629,6 +649,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--read", action="append", default=[], metavar="RECORD",
                     help="another record whose figures for the same networks are reused (repeatable), such as a "
                          "pipeline run's OUT/generations.jsonl")
+    ap.add_argument("--work", metavar="DIR", help="keep the duel's and reference blocks' finished games here, so "
+                                                   "that a killed gate run again plays only what it lacks")
     ap.add_argument("--note", default="")
     ap.add_argument("--checker-data", default=str(CHECKER),
                     help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
@@ -641,7 +663,8 @@ def main(argv: list[str] | None = None) -> None:
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
                yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
                cube_data=args.cube_data, reference=args.reference, reference_games=args.reference_games,
-               reference_blocks=args.reference_blocks, reference_seed=args.reference_seed, reads=tuple(args.read))
+               reference_blocks=args.reference_blocks, reference_seed=args.reference_seed, reads=tuple(args.read),
+               work=args.work)
     print(json.dumps(row, indent=1))
     theirs = row["parent_measures"]
     failed = [k for k, ok in row["rules"].items() if not ok]

@@ -403,7 +403,8 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
                        workers=pl.gate.workers, record=root / "generations.jsonl", progress=progress,
                        positions=pl.gate.positions or None, reference=pl.gate.reference,
                        reference_games=pl.gate.reference_games, reference_blocks=pl.gate.reference_blocks,
-                       reference_seed=pl.gate.reference_seed, reads=(RECORD,), **files)
+                       reference_seed=pl.gate.reference_seed, reads=(RECORD,),
+                       work=root / "gate-pits", **files)
             rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
                                          "checkpoint": current})
         records["gate"] = rec
