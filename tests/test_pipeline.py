@@ -138,6 +138,10 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[gate]\ncube_data='no.jsonl'\n", r"\[gate\] cube_data 'no.jsonl' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nshards=-2\n", "shards must be a whole number, got -2"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\nchunks=2\n", "labels are for the main network's fit"),
+    ("[pipeline]\ninit='m.pt'\n[race_siblings]\nchunks=2\n[fit]\nnets=['main']\n",
+     r"\[race_siblings\] labels are for the race network's fit, which \[fit\] nets \['main'\] does not list"),
+    ("[pipeline]\ninit='m.pt'\n[race_siblings]\nchunks=0\n[fit]\n", r"\[race_siblings\] siblings chunks must be"),
+    ("fit=3\n[pipeline]\ninit='m.pt'\n", r"\[fit\] must be a table, got 3"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference_blocks=30\n", r"\[gate\] reference blocks = 30 needs a reference"),
@@ -272,6 +276,52 @@ def test_sibling_labels_of_the_network_join_the_main_fit_with_the_rank_loss(smal
     assert refined["rank"] == 1.0 and refined["schedule"] == "cosine" and refined["data"][1] == str(sib)
     again = run_pipeline(cfg, progress=False)
     assert again["siblings"] == rec["siblings"] and again["fit"] == rec["fit"]  # both skipped
+
+
+def test_race_sibling_labels_join_the_race_fit_and_only_it(small_bank: Path, tmp_path: Path) -> None:
+    """[race_siblings] labels the plays of race rolls; the race network's fit reads them, the main network's not."""
+    from bgbot.eval.inference import ModelSpec
+    from bgbot.eval.nets import ValueNet, save_checkpoint
+    from bgbot.rules.position import PositionClass, classify_boards
+    from training.refine import load_chunks, load_groups
+
+    init = save_checkpoint(tmp_path / "init.pt", ValueNet(ModelSpec(3, (8,))),
+                           class_nets={"race": ValueNet(ModelSpec(3, (4,)))})
+    preset = tmp_path / "race.toml"
+    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\nkeep = 0.5\ncandidates = 4\n"
+                      "classes = \"race\"\nlabel = \"rollout\"\ntrials = 36\ntruncate = 2\ncommon_dice = true\n")
+    cfg = tmp_path / "pipeline.toml"
+    cfg.write_text(f"""
+[pipeline]
+out = "{tmp_path / 'run'}"
+init = "{init}"
+[race_siblings]
+preset = "{preset}"
+seed = 4
+chunks = 1
+[fit]
+nets = ["main", "race"]
+epochs = 1
+lr = 0.001
+min_rows = 1
+rank = 1.0
+bank = "{small_bank}"
+""")
+    rec = run_pipeline(cfg, progress=False)
+    assert "siblings" not in rec and rec["race-siblings"]["chunks"] == 1
+    sib = Path(rec["race-siblings"]["data"])
+    boards, _, _ = load_chunks(sib)
+    assert len(boards) == 64 and np.bincount(load_groups(sib)).max() > 1  # plays of one roll, grouped
+    # each row is the position after a race play, from the opponent's view: a race (or a bear-off) still
+    assert set(classify_boards(boards).tolist()) <= {int(PositionClass.RACE), int(PositionClass.BEAROFF)}
+    race, main = rec["fit"]["nets"]["race"], rec["fit"]["nets"]["main"]
+    assert race["fitted"] and 0 < race["sibling_rows"] <= 64  # the plays that are races (not bear-offs)
+    assert race["positions_train"] + race["positions_holdout"] == race["rows"] + race["sibling_rows"]
+    assert main["positions_train"] + main["positions_holdout"] == main["rows"]  # the bank's rows only
+    refined = load_checkpoint(rec["fit"]["checkpoint"]).data["config"]["refined"]
+    assert refined["net"] == "race" and refined["rank"] == 1.0 and refined["data"][1] == str(sib)
+    again = run_pipeline(cfg, progress=False)
+    assert again["race-siblings"] == rec["race-siblings"] and again["fit"] == rec["fit"]  # both skipped
 
 
 def test_fresh_networks_join_the_refit_as_one_wide_network(small_bank: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
                 init = "checkpoints/bgbot-default.pt"   the network the stages start from ("" : none)
     [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
     [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
+    [race_siblings]  the same for the race network's fit (a race preset such as configs/refine/race-rollout-rank.toml)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
                 schedule, rank, to_end (networks fitted to labels rolled out to the end only),
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
@@ -22,14 +23,19 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
 2. **siblings**: ``OUT/siblings``, labels of the plays of one roll made by the network so far
    (``training.refine generate`` with a preset such as ``configs/refine/2ply-rank.toml``, its seed and
    chunk count); a killed run resumes at the missing chunks.
+   **race-siblings** (with a ``[race_siblings]`` table): ``OUT/race-siblings``, the same for the race
+   network, from a preset that keeps race positions only (``configs/refine/race-rollout-rank.toml``:
+   the plays of one roll rolled out to the end on common dice, since a lookahead is no better than the
+   race network's own value there).
 3. **fit**: the label bank (:mod:`bgbot.labels.bank`: every shard checked by its SHA-256, each position
    once, repeated labels combined; ``shards = N`` reads the manifest's first N shards only, so that a
    config names the same labels as the bank grows) written as training chunks, then each network of
    ``nets`` fitted to the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the
    cross-entropy, the best held-out epoch kept; with a siblings stage the main network's fit also reads
-   its labels, ``rank`` weighing their sibling loss); a network with fewer than ``min_rows`` rows is left
-   as it is.  With ``ensemble = [s1, s2, ...]``, one fresh main network a seed (``ensemble_width`` hidden
-   units from random weights seeded by it, ``ensemble_epochs`` at ``ensemble_lr`` on the same labels) is
+   its labels, and with a race-siblings stage the race network's, ``rank`` weighing their sibling loss);
+   a network with fewer than ``min_rows`` rows (the bank's and its sibling labels') is left as it is.
+   With ``ensemble = [s1, s2, ...]``, one fresh main network a seed (``ensemble_width`` hidden units
+   from random weights seeded by it, ``ensemble_epochs`` at ``ensemble_lr`` on the same labels) is
    fitted after the refit, and the refit and the fresh networks become one wide network whose output
    logits are their mean (:func:`training.refine.ensemble`): networks of independent starts err less
    alike than refits of one network (docs/training.md, "Ensembles of fresh fits").  A member fitted under
@@ -62,7 +68,7 @@ from bgbot.fileio import atomic_open, write_text_atomic
 from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("selfplay", "siblings", "fit", "gate", "ship")
+STAGES = ("selfplay", "siblings", "race-siblings", "fit", "gate", "ship")
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
 
@@ -128,7 +134,8 @@ class FitStage:
 
 @dataclass(frozen=True)
 class SiblingStage:
-    """The siblings stage's settings (the ``[siblings]`` table): a ``training.refine`` preset and its run."""
+    """A siblings stage's settings (the ``[siblings]`` or ``[race_siblings]`` table): a ``training.refine`` preset
+    and its run."""
 
     preset: str = "configs/refine/2ply-rank.toml"
     seed: int = 1
@@ -139,9 +146,9 @@ class SiblingStage:
         for name in ("seed", "chunks", "workers"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "seed" else 1):
-                raise ConfigError(f"[siblings] {name} must be a whole number, got {v!r}")
+                raise ConfigError(f"siblings {name} must be a whole number, got {v!r}")
         if not _resolve(self.preset).is_file():
-            raise ConfigError(f"[siblings] preset {self.preset!r} is not a file")
+            raise ConfigError(f"siblings preset {self.preset!r} is not a file")
 
 
 @dataclass(frozen=True)
@@ -190,9 +197,10 @@ class Pipeline:
     fit: FitStage | None
     gate: GateStage | None
     ship: bool
+    race_siblings: SiblingStage | None = None
 
 
-_TABLES = {"pipeline", "selfplay", "siblings", "fit", "gate", "ship"}
+_TABLES = {"pipeline", "selfplay", "siblings", "race_siblings", "fit", "gate", "ship"}
 
 
 def is_pipeline(path: str | Path) -> bool:
@@ -228,6 +236,8 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     def table(name: str, cls: type) -> Any:
         if name not in raw:
             return None
+        if not isinstance(raw[name], dict):
+            raise ConfigError(f"pipeline config {str(p)!r}: [{name}] must be a table, got {raw[name]!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         bad = set(raw[name]) - known
         if bad:
@@ -244,7 +254,12 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
                     raise ConfigError(f"pipeline config {str(p)!r}: [{name}] {key} must be a list of network "
                                       f"names, got {values[key]!r}")
                 values[key] = tuple(values[key])
-        return cls(**values)
+        if cls is not SiblingStage:
+            return cls(**values)
+        try:  # one class for both siblings tables: its errors are named by the table here
+            return cls(**values)
+        except ConfigError as e:
+            raise ConfigError(f"[{name}] {e}") from None
 
     selfplay = raw.get("selfplay")
     if selfplay is not None:
@@ -262,9 +277,13 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         raise ConfigError(f"pipeline config {str(p)!r}: [ship] takes one key, ship = true or false")
     init = str(head.get("init", "checkpoints/bgbot-default.pt"))
     fit, gate, siblings = table("fit", FitStage), table("gate", GateStage), table("siblings", SiblingStage)
+    race_siblings = table("race_siblings", SiblingStage)
     if siblings is not None and (fit is None or "main" not in fit.nets):
         raise ConfigError(f"pipeline config {str(p)!r}: [siblings] labels are for the main network's fit")
-    if fit is not None and fit.rank and siblings is None:
+    if race_siblings is not None and (fit is None or "race" not in fit.nets):
+        raise ConfigError(f"pipeline config {str(p)!r}: [race_siblings] labels are for the race network's fit, "
+                          f"which [fit] nets {list(fit.nets) if fit else []!r} does not list")
+    if fit is not None and fit.rank and siblings is None and race_siblings is None:
         raise ConfigError(f"pipeline config {str(p)!r}: [fit] rank = {fit.rank!r} weighs the sibling loss, "
                           "which needs a [siblings] stage")
     if selfplay is None and not init:
@@ -272,7 +291,7 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     if fit is not None and not selfplay and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: the fit needs a network to start from")
     return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, siblings, fit, gate,
-                    bool(ship.get("ship")))
+                    bool(ship.get("ship")), race_siblings)
 
 
 def _hash(obj: Any) -> str:
@@ -364,14 +383,16 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         records["selfplay"] = rec
         current = rec["checkpoint"]
 
-    siblings: Path | None = None
-    if pl.siblings is not None:
-        settings = {**dataclasses.asdict(pl.siblings), "model": current}
-        rec = stages.done("siblings", settings)
+    siblings: dict[str, Path] = {}  # a network's sibling labels, by the network they are fitted to
+    for name, net, stage in (("siblings", "main", pl.siblings), ("race-siblings", "race", pl.race_siblings)):
+        if stage is None:  # no stage: no key in the chain, so configs without it keep their stage keys
+            continue
+        settings = {**dataclasses.asdict(stage), "model": current}
+        rec = stages.done(name, settings)
         if rec is None:
-            rec = stages.finish("siblings", _siblings(pl.siblings, Path(current), root / "siblings", progress))
-        records["siblings"] = rec
-        siblings = Path(rec["data"])
+            rec = stages.finish(name, _siblings(stage, Path(current), root / name, progress))
+        records[name] = rec
+        siblings[net] = Path(rec["data"])
 
     if pl.fit is not None:
         bank = _resolve(pl.fit.bank)
@@ -456,7 +477,7 @@ def _siblings(st: SiblingStage, model: Path, out: Path, progress: bool) -> dict[
 
 
 def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
-         siblings: Path | None = None, key: str = "") -> dict[str, Any]:
+         siblings: dict[str, Path] | None = None, key: str = "") -> dict[str, Any]:
     from training.refine import NoImprovement, fit, load_chunks
 
     t0 = time.perf_counter()
@@ -472,11 +493,13 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
     for net in st.nets:
         net_data, net_boards = (data_to_end, boards_to_end) if net in st.to_end else (data, boards)
         n = _rows_for(net_boards, current, net)
-        if n < st.min_rows:
+        extra = siblings[net] if siblings and net in siblings else None
+        n_extra = _rows_for(load_chunks(extra)[0], current, net) if extra is not None else 0
+        if n + n_extra < st.min_rows:
             fitted[net] = {"rows": n, "fitted": False, "why": f"fewer than min_rows {st.min_rows}"}
             continue
         out = root / f"fit-{net}"
-        sources: list[str | Path] = [net_data] if siblings is None or net != "main" else [net_data, siblings]
+        sources: list[str | Path] = [net_data, *([extra] if extra is not None else [])]
         try:
             res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
                       seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
@@ -485,8 +508,9 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue
         best = {k: v for k, v in res.items() if k.startswith("best_")}
-        fitted[net] = {"rows": n, "fitted": True, "positions_train": res.get("positions_train"),
-                       "positions_holdout": res.get("positions_holdout"), **best}
+        fitted[net] = {"rows": n, **({"sibling_rows": n_extra} if extra is not None else {}), "fitted": True,
+                       "positions_train": res.get("positions_train"), "positions_holdout": res.get("positions_holdout"),
+                       **best}
         current = out / "refined.pt"
     if current == init:  # nothing fitted: the candidate is the start, copied so the gate names a file here
         (root / "fit-none").mkdir(exist_ok=True)
@@ -499,7 +523,7 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         if not fitted.get("main", {}).get("fitted"):
             raise ConfigError(f"[fit] ensemble {list(st.ensemble)!r}: the main network was not fitted "
                               f"({fitted.get('main', {}).get('why', 'no rows')}), so there is no refit to join")
-        sources = [data] if siblings is None else [data, siblings]
+        sources = [data, *([siblings["main"]] if siblings and "main" in siblings else [])]
         paths: list[str | Path] = [current]
         for s in st.ensemble:
             out = root / f"fresh-{s}"
