@@ -142,6 +142,11 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
      r"\[race_siblings\] labels are for the race network's fit, which \[fit\] nets \['main'\] does not list"),
     ("[pipeline]\ninit='m.pt'\n[race_siblings]\nchunks=0\n[fit]\n", r"\[race_siblings\] siblings chunks must be"),
     ("fit=3\n[pipeline]\ninit='m.pt'\n", r"\[fit\] must be a table, got 3"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\n[fit.race]\nepochs=2\n",
+     r"\[fit.race\] sets a network that \[fit\] nets \['main'\] does not fit"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['race']\n[fit.race]\nbatch=2\n", r"\[fit.race\]: unknown keys \['batch'\]"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['race']\n[fit.race]\nepochs=0\n",
+     r"\[fit.race\] epochs must be a whole number >= 1, got 0"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference_blocks=30\n", r"\[gate\] reference blocks = 30 needs a reference"),
@@ -306,6 +311,9 @@ lr = 0.001
 min_rows = 1
 rank = 1.0
 bank = "{small_bank}"
+[fit.race]
+rank = 3.0
+epochs = 2
 """)
     rec = run_pipeline(cfg, progress=False)
     assert "siblings" not in rec and rec["race-siblings"]["chunks"] == 1
@@ -319,7 +327,10 @@ bank = "{small_bank}"
     assert race["positions_train"] + race["positions_holdout"] == race["rows"] + race["sibling_rows"]
     assert main["positions_train"] + main["positions_holdout"] == main["rows"]  # the bank's rows only
     refined = load_checkpoint(rec["fit"]["checkpoint"]).data["config"]["refined"]
-    assert refined["net"] == "race" and refined["rank"] == 1.0 and refined["data"][1] == str(sib)
+    assert refined["net"] == "race" and refined["data"][1] == str(sib)
+    assert refined["rank"] == 3.0 and refined["epochs"] == 2  # [fit.race] over [fit]
+    main_fit = load_checkpoint(tmp_path / "run" / "fit-main" / "refined.pt").data["config"]["refined"]
+    assert main_fit["net"] == "main" and main_fit["epochs"] == 1 and len(main_fit["data"]) == 1
     again = run_pipeline(cfg, progress=False)
     assert again["race-siblings"] == rec["race-siblings"] and again["fit"] == rec["fit"]  # both skipped
 

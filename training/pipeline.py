@@ -9,6 +9,7 @@ A pipeline config (``configs/train/*.toml``) has up to five tables::
     [race_siblings]  the same for the race network's fit (a race preset such as configs/refine/race-rollout-rank.toml)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
                 schedule, rank, to_end (networks fitted to labels rolled out to the end only),
+                [fit.NET] epochs, lr, schedule, rank: one network's own settings (e.g. [fit.race]),
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
                 fitted to the same labels and joined to the refit as one wide network)
     [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data,
@@ -69,6 +70,7 @@ from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("selfplay", "siblings", "race-siblings", "fit", "gate", "ship")
+PER_NET = ("epochs", "lr", "schedule", "rank")  # the [fit] keys a network's own subtable may set
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
 
@@ -96,11 +98,24 @@ class FitStage:
     ensemble_width: int = 256
     ensemble_epochs: int = 12
     ensemble_lr: float = 2e-3
+    # one network's own fit settings over the ones above, from a subtable named after it: [fit.race] epochs = 8
+    per_net: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         bad = [n for n in self.nets if n != "main" and n not in CLASS_NETS]
         if bad or not self.nets:
             raise ConfigError(f"[fit] nets {list(self.nets)!r}: choose from main, {', '.join(CLASS_NETS)}")
+        for net, values in self.per_net.items():
+            if net not in self.nets:
+                raise ConfigError(f"[fit.{net}] sets a network that [fit] nets {list(self.nets)!r} does not fit")
+            unknown = set(values) - set(PER_NET)
+            if unknown:
+                raise ConfigError(f"[fit.{net}]: unknown keys {sorted(unknown)}; a network's own keys are "
+                                  f"{sorted(PER_NET)}")
+            try:
+                dataclasses.replace(self, per_net={}, **values)  # each value checked as the [fit] key it overrides
+            except ConfigError as e:
+                raise ConfigError(f"[fit.{net}] {str(e).removeprefix('[fit] ')}") from None
         if self.ensemble:
             seeds = self.ensemble
             if (not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in seeds)
@@ -238,11 +253,13 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
             return None
         if not isinstance(raw[name], dict):
             raise ConfigError(f"pipeline config {str(p)!r}: [{name}] must be a table, got {raw[name]!r}")
-        known = {f.name for f in dataclasses.fields(cls)}
-        bad = set(raw[name]) - known
+        known = {f.name for f in dataclasses.fields(cls)} - {"per_net"}
+        bad = {k for k, v in raw[name].items() if not (cls is FitStage and isinstance(v, dict))} - known
         if bad:
             raise ConfigError(f"pipeline config {str(p)!r}: unknown [{name}] keys {sorted(bad)}; known {sorted(known)}")
         values = dict(raw[name])
+        if cls is FitStage:  # subtables [fit.NET]: that network's own settings
+            values["per_net"] = {k: values.pop(k) for k in list(values) if isinstance(values[k], dict)}
         if "ensemble" in values:
             if not isinstance(values["ensemble"], list):
                 raise ConfigError(f"pipeline config {str(p)!r}: [{name}] ensemble must be a list of seeds, got "
@@ -405,6 +422,8 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         if not pl.fit.ensemble:  # the same
             for key in ("ensemble", "ensemble_width", "ensemble_epochs", "ensemble_lr"):
                 del settings[key]
+        if not pl.fit.per_net:  # the same
+            del settings["per_net"]
         rec = stages.done("fit", settings)
         if rec is None:
             rec = stages.finish("fit", _fit(pl.fit, bank, Path(current), root, progress, siblings, key=stages.chain))
@@ -500,10 +519,11 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
             continue
         out = root / f"fit-{net}"
         sources: list[str | Path] = [net_data, *([extra] if extra is not None else [])]
+        own = dataclasses.replace(st, per_net={}, **st.per_net.get(net, {}))  # [fit] with this network's [fit.NET]
         try:
-            res = fit(current, sources, out, epochs=st.epochs, lr=st.lr, batch=st.batch, holdout=st.holdout,
-                      seed=st.seed, schedule=st.schedule, progress=progress, net_name=net,
-                      rank=st.rank if len(sources) > 1 else 0.0)
+            res = fit(current, sources, out, epochs=own.epochs, lr=own.lr, batch=st.batch, holdout=st.holdout,
+                      seed=st.seed, schedule=own.schedule, progress=progress, net_name=net,
+                      rank=own.rank if len(sources) > 1 else 0.0)
         except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue
