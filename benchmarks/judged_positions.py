@@ -2,7 +2,8 @@
 
 The positions are the unforced checker plays of saved games (both players'), from the decisions file that
 ``benchmarks/loss_by_class.py RECORDS --decisions FILE`` writes; each distinct position and roll becomes one
-row in the format of ``tests/data/benchmark/checker.jsonl`` (``tests/data/README.md``): every legal play's
+row in the format of ``tests/data/benchmark/checker.jsonl`` (``tests/data/README.md``; its ``class`` is that
+file's contact or race, crashed positions being contact): every legal play's
 resulting Position ID with its cubeless equity from the mover's view, valued by gnubg's networks at ``--ply``
 through ``gnubg_nn`` (a reference install, ``.[ref]``; gnubg's numbering: 1 looks one roll ahead), best first,
 and gnubg's 0-ply choice.  ``checker_error.py --data OUT`` and ``benchmark_pairs.py --data OUT`` then grade any
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append((r["position"], tuple(r["dice"])))
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{str(args.decisions)!r} line {n} is not a loss_by_class decision: {e}") from None
+    file_class = "race" if args.cls in ("race", "bearoff") else "contact"  # the benchmark files' two classes
     seen: set[tuple[str, tuple[int, ...]]] = set()
     written = 0
     with args.out.open("w") as f:
@@ -68,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 moves.append({"result": i, "equity": round(-_equity(gnubg_nn.probabilities(board, args.ply)), 6)})
                 zero.append((-_equity(gnubg_nn.probabilities(board, 0)), i))
             moves.sort(key=lambda m: -m["equity"])
-            f.write(json.dumps({"position": pid, "dice": list(dice), "n_legal": len(ids), "class": args.cls,
+            f.write(json.dumps({"position": pid, "dice": list(dice), "n_legal": len(ids), "class": file_class,
                                 "moves": moves, "gnubg0_choice": max(zero)[1]}, separators=(",", ":")) + "\n")
             written += 1
     print(f"{written} positions of class {args.cls} ({len(rows)} plays) written to {str(args.out)!r}")
