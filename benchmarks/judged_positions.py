@@ -45,8 +45,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         raise SystemExit("gnubg's networks need gnubg-nn (pip install gnubg-nn, or the .[ref] extra)") from None
 
+    try:
+        lines = args.decisions.read_text().splitlines()
+    except OSError as e:
+        raise SystemExit(f"cannot read the decision file {str(args.decisions)!r}: {e.strerror}") from None
     rows = []
-    for n, line in enumerate(args.decisions.read_text().splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         try:
             r = json.loads(line)
             if r["kind"] == "move" and r["class"] == args.cls and not r["forced"]:
