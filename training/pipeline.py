@@ -1,6 +1,6 @@
 """``bgbot train CONFIG``: one training pipeline, stage by stage, each resumable and skipped when done.
 
-A pipeline config (``configs/train/*.toml``) has up to five tables::
+A pipeline config (``configs/train/*.toml``) has up to seven tables::
 
     [pipeline]  out = "runs/train-bank"      where every stage writes
                 init = "checkpoints/bgbot-default.pt"   the network the stages start from ("" : none)
