@@ -247,9 +247,14 @@ def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path
     assert not (tmp_path / "g.jsonl").exists()
     reports.clear()
     kill["seed"] = -1
+    import training.gate
+
+    monkeypatch.setattr(training.gate, "measure", lambda *a, **k: pytest.fail("measured again"))
     row = gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
-    # run again: the duel and the first block come from the folder; the other three blocks are played
+    # run again: the measures, the duel and the first block come from the folder; the other three blocks are played
     assert [r.resumed_games for r in reports] == [4, 4, 0, 0, 0]
+    assert "measures" in row["reused"]
+    monkeypatch.undo()
     fresh = gate(cand, parent, "y", **{**kw, "record": tmp_path / "h.jsonl", "work": None})  # type: ignore[arg-type]
     assert row["duel"] == fresh["duel"]
     assert row["reference"]["candidate"] == fresh["reference"]["candidate"]

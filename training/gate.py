@@ -86,6 +86,7 @@ CUBE_PLIES = (1, 2, 3)
 CUBE_SLACK = 1.0
 DUEL_SE = 2.0  # the duel must be won by more than this many standard errors
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
+MEASURES = "measures.jsonl"  # in a gate's work folder: the benchmark measures it took, for a killed run to reuse
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
 # "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
 # where tied plays stood in for the double/take tree); rows with "cubeful-lookahead-tiebreak" predate the
@@ -381,8 +382,9 @@ def gate(
     records ``reads`` names (read only: another run's record, or the repository's). The verdict is from
     the candidate's point of view against its parent. With ``work`` (a folder) the duel and every
     reference block keep their finished games there as they finish (:class:`~bgbot.play.pit.PitConfig`'s
-    ``resume``, one folder a pit, named by the networks' weights), so a killed gate run again plays only
-    the games it lacks.
+    ``resume``, one folder a pit, named by the networks' weights), and the benchmark measures go to
+    ``work/measures.jsonl``, so a killed gate run again plays only the games it lacks and measures nothing
+    it measured before.
     """
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
@@ -398,6 +400,8 @@ def gate(
         prepare_bot(reference)  # a missing gnubg is an error now, not after an hour of measuring
     mine_id, theirs_id = Known(candidate), Known(parent)  # both readable before any measuring
     held = [r for other in reads if Path(other).resolve() != Path(record).resolve() for r in load_record(other)]
+    if work is not None:  # the measures a killed run of this gate took (rows of the record's shape)
+        held += load_record(Path(work) / MEASURES)
     held += load_record(record)  # the record written last: its rows are the newest
     rows = read_benchmark(checker_data, "checker")[:positions]
     cube_rows = read_benchmark(cube_data, "cube")[:positions]
@@ -407,11 +411,13 @@ def gate(
     mine = _recorded(held, mine_id, len(rows), len(cube_rows), cube_plies, data)
     if mine is None:
         mine = measure(candidate, rows, cube_rows, cube_plies)
+        _keep_measures(work, mine_id, data, mine)
     else:
         reused.append("measures")
     theirs = _recorded(held, theirs_id, len(rows), len(cube_rows), cube_plies, data)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
+        _keep_measures(work, theirs_id, data, theirs)
     duel_row = _recorded_duel(held, mine_id, theirs_id, games, seed)
     if duel_row is None:
         resume = _pit_folder(work, f"duel-{mine_id.weights[:12]}-{theirs_id.weights[:12]}-s{seed}")
@@ -458,6 +464,18 @@ def gate(
 def _slug(spec: str) -> str:
     """A bot spec as a file-name part (``gnubg:ply=0`` -> ``gnubg-ply-0``)."""
     return "".join(c if c.isalnum() else "-" for c in spec)
+
+
+def _keep_measures(work: str | Path | None, net: Known, data: dict[str, str], measures: dict[str, Any]) -> None:
+    """Append a network's benchmark measures to ``work/MEASURES`` (rewritten atomically), so that a killed gate
+    run again reads them instead of measuring again; nothing without a work folder."""
+    if work is None:
+        return
+    path = Path(work) / MEASURES
+    path.parent.mkdir(parents=True, exist_ok=True)
+    row = {"name": "measures", "sha256": net.sha256, "weights": net.weights, "benchmarks": data, **measures}
+    old = path.read_text() if path.exists() else ""
+    write_text_atomic(path, old + json.dumps(row) + "\n")
 
 
 def _pit_folder(work: str | Path | None, name: str) -> str | None:
