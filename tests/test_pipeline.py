@@ -323,7 +323,7 @@ epochs = 2
     # each row is the position after a race play, from the opponent's view: a race (or a bear-off) still
     assert set(classify_boards(boards).tolist()) <= {int(PositionClass.RACE), int(PositionClass.BEAROFF)}
     race, main = rec["fit"]["nets"]["race"], rec["fit"]["nets"]["main"]
-    assert race["fitted"] and 0 < race["sibling_rows"] <= 64  # the plays that are races (not bear-offs)
+    assert race["fitted"] and race["sibling_rows"] == 64  # every play: the race network answers races and bear-offs
     assert race["positions_train"] + race["positions_holdout"] == race["rows"] + race["sibling_rows"]
     assert main["positions_train"] + main["positions_holdout"] == main["rows"]  # the bank's rows only
     refined = load_checkpoint(rec["fit"]["checkpoint"]).data["config"]["refined"]
