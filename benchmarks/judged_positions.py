@@ -24,13 +24,9 @@ from pathlib import Path
 from _common import ROOT  # noqa: F401  (puts the checkout on sys.path)
 from tqdm import tqdm
 
+from bgbot.eval.evaluate import equity
 from bgbot.rules.movegen import successors
 from bgbot.rules.position import Position
-
-
-def _equity(p: Sequence[float]) -> float:
-    """Cubeless equity of five probabilities, from the view they are given in."""
-    return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,8 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             moves, zero = [], []
             for i in ids:  # each result is from the opponent's view: the mover's equity is minus its own
                 board = gnubg_nn.board_from_position_id(i)
-                moves.append({"result": i, "equity": round(-_equity(gnubg_nn.probabilities(board, args.ply)), 6)})
-                zero.append((-_equity(gnubg_nn.probabilities(board, 0)), i))
+                moves.append({"result": i, "equity": round(-float(equity(gnubg_nn.probabilities(board, args.ply))), 6)})
+                zero.append((-float(equity(gnubg_nn.probabilities(board, 0))), i))
             moves.sort(key=lambda m: -m["equity"])
             f.write(json.dumps({"position": pid, "dice": list(dice), "n_legal": len(ids), "class": file_class,
                                 "moves": moves, "gnubg0_choice": max(zero)[1]}, separators=(",", ":")) + "\n")
