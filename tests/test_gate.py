@@ -261,6 +261,57 @@ def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path
     assert row["reference"]["parent"] == fresh["reference"]["parent"]
 
 
+def test_a_gate_ledger_lets_a_fresh_checkout_resume_a_killed_gate(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger keeps every finished measure, duel and reference block: a gate killed mid-block and run again
+    with no work folder (another checkout) measures nothing, plays only the blocks it lacks, and gives the
+    figures of a gate never killed."""
+    import bgbot.play.pit as pit
+    import training.gate as gate_module
+    from training.gate import load_ledger
+
+    real = pit.run_pit
+    played: list[tuple[str, int]] = []
+    kill = {"seed": 6}
+
+    def spy(a: str, b: str, cfg: pit.PitConfig, **kw: object) -> pit.PitReport:
+        if b == "pubeval" and cfg.seed == kill["seed"]:
+            raise KeyboardInterrupt  # killed during the candidate's second reference block
+        played.append((b, cfg.seed))
+        return real(a, b, cfg, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pit, "run_pit", spy)
+    parent, cand = _two_nets(tmp_path)
+    ledger = tmp_path / "ledger.jsonl"
+    kw = {"games": 4, "record": tmp_path / "g.jsonl", "progress": False, "positions": 2, "cube_plies": (1,),
+          "reference": "pubeval", "reference_games": 4, "reference_blocks": 2, "reference_seed": 5,
+          "ledger": ledger}
+    with pytest.raises(KeyboardInterrupt):
+        gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
+    rows = load_ledger(ledger)
+    assert [r["kind"] for r in rows] == ["measures", "measures", "duel", "reference"]
+    assert rows[3]["seed"] == 5 and rows[3]["against"] == "pubeval" and rows[3]["games"] == 4
+    played.clear()
+    kill["seed"] = -1
+    monkeypatch.setattr(gate_module, "measure", lambda *a, **k: pytest.fail("measured again"))
+    row = gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
+    assert played == [("pubeval", 6), ("pubeval", 5), ("pubeval", 6)]  # the candidate's second block, the parent's
+    assert row["reused"] == ["measures", "duel", "reference candidate blocks"]
+    assert [r["kind"] for r in load_ledger(ledger)] == ["measures", "measures", "duel", "reference", "reference",
+                                                        "reference", "reference"]
+    monkeypatch.undo()
+    fresh = gate(cand, parent, "y", **{**kw, "record": tmp_path / "h.jsonl", "ledger": None})  # type: ignore[arg-type]
+    assert row["duel"] == fresh["duel"] and row["reference"] == fresh["reference"]
+    assert row["checker"] == fresh["checker"] and row["parent_measures"] == fresh["parent_measures"]
+    # a damaged ledger is refused with its file and line, before anything is measured or played
+    ledger.write_text(ledger.read_text() + "{half a line\n")
+    with pytest.raises(ConfigError, match=r"gate ledger '.*ledger\.jsonl' line 8 is not JSON"):
+        gate(cand, parent, "z", **kw)  # type: ignore[arg-type]
+    ledger.write_text(json.dumps({"kind": "elsewhere"}) + "\n")
+    with pytest.raises(ConfigError, match="line 1 is not a ledger row"):
+        load_ledger(ledger)
+
+
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
     record = tmp_path / "generations.jsonl"
     record.write_text(json.dumps({"name": "ok"}) + "\n{half a line\n")

@@ -93,14 +93,35 @@ def test_a_network_no_epoch_improves_stays_as_it_was_and_the_pipeline_goes_on(
     assert rec["gate"]["verdict"] in ("pass", "fail")  # and the gate still ran
 
 
-def test_the_gate_stage_reads_the_benchmark_files_it_names(small_bank: Path, tmp_path: Path) -> None:
+def test_the_gate_stage_reads_the_benchmark_files_it_names_and_keeps_its_ledger(small_bank: Path,
+                                                                                 tmp_path: Path) -> None:
+    from training.gate import load_ledger
+
     cfg = _config(tmp_path, small_bank)
     held_out = "tests/data/benchmark/checker-3000.jsonl", "tests/data/benchmark/cube-1000.jsonl"
+    ledger = tmp_path / "ledger.jsonl"
     cfg.write_text(cfg.read_text().replace("positions = 2\n", f"positions = 2\nchecker_data = \"{held_out[0]}\"\n"
-                                                               f"cube_data = \"{held_out[1]}\"\n"))
-    run_pipeline(cfg, progress=False)
+                                                               f"cube_data = \"{held_out[1]}\"\n"
+                                                               f"ledger = \"{ledger}\"\n"))
+    first = run_pipeline(cfg, progress=False)
     row = json.loads((tmp_path / "run" / "generations.jsonl").read_text().splitlines()[-1])
     assert row["benchmarks"] == {"checker": held_out[0], "cube": held_out[1]}
+    kept = load_ledger(ledger)
+    assert [r["kind"] for r in kept] == ["measures", "measures", "duel"]
+    assert kept[2]["ppg"] == row["duel"]["ppg"] and kept[2]["weights"] == row["weights"]
+    # another checkout: the run folder is gone, the ledger is not; the gate measures and plays nothing again
+    import shutil
+
+    shutil.rmtree(tmp_path / "run" / "gate-pits")
+    (tmp_path / "run" / "generations.jsonl").unlink()
+    (tmp_path / "run" / "stages" / "gate.json").unlink()
+    again = run_pipeline(cfg, progress=False)
+    assert again["gate"]["duel"] == first["gate"]["duel"] and load_ledger(ledger) == kept
+    row = json.loads((tmp_path / "run" / "generations.jsonl").read_text().splitlines()[-1])
+    assert row["reused"] == ["measures", "duel"]
+    ledger.write_text("not json\n")
+    with pytest.raises(ConfigError, match=r"\[gate\] gate ledger '.*ledger.jsonl' line 1 is not JSON"):
+        load_pipeline(cfg)
 
 
 def test_a_new_shard_reruns_the_fit(small_bank: Path, tmp_path: Path) -> None:
@@ -149,6 +170,7 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
      r"\[fit.race\] epochs must be a whole number >= 1, got 0"),
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
+    ("[pipeline]\ninit='m.pt'\n[gate]\nledger=3\n", r"\[gate\] ledger must be a file name, got 3"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference_blocks=30\n", r"\[gate\] reference blocks = 30 needs a reference"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference='gnubg:plies=0'\n", r"\[gate\] .*plies"),
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),

@@ -87,6 +87,10 @@ CUBE_SLACK = 1.0
 DUEL_SE = 2.0  # the duel must be won by more than this many standard errors
 RECORD = ROOT / "checkpoints" / "generations.jsonl"
 MEASURES = "measures.jsonl"  # in a gate's work folder: the benchmark measures it took, for a killed run to reuse
+# The gate ledger a pipeline's gate may keep in the repository (``[gate] ledger``): every finished duel, reference
+# block and benchmark measure, one JSON line each, so a gate longer than a working day resumes on a fresh checkout.
+LEDGER = ROOT / "checkpoints" / "gate-ledger.jsonl"
+LEDGER_KINDS = ("measures", "duel", "reference")
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
 # "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
 # where tied plays stood in for the double/take tree); rows with "cubeful-lookahead-tiebreak" predate the
@@ -372,6 +376,7 @@ def gate(
     reference_seed: int = 1,
     reads: tuple[str | Path, ...] = (),
     work: str | Path | None = None,
+    ledger: str | Path | None = None,
 ) -> dict[str, Any]:
     """Measure ``candidate`` against ``parent``, append the verdict to ``record`` and redraw its curve.
 
@@ -384,7 +389,10 @@ def gate(
     reference block keep their finished games there as they finish (:class:`~bgbot.play.pit.PitConfig`'s
     ``resume``, one folder a pit, named by the networks' weights), and the benchmark measures go to
     ``work/measures.jsonl``, so a killed gate run again plays only the games it lacks and measures nothing
-    it measured before.
+    it measured before. With ``ledger`` (a JSON-lines file, such as :data:`LEDGER`) every finished duel,
+    reference block and measure is also appended there as it finishes and read back by any later gate: a
+    file small enough to commit, so a gate that outlasts a working day resumes on another checkout, losing at
+    most the pit it was playing.
     """
     from bgbot.play.pit import PitConfig, run_pit
     from bgbot.play.table import Rules
@@ -400,6 +408,8 @@ def gate(
         prepare_bot(reference)  # a missing gnubg is an error now, not after an hour of measuring
     mine_id, theirs_id = Known(candidate), Known(parent)  # both readable before any measuring
     held = [r for other in reads if Path(other).resolve() != Path(record).resolve() for r in load_record(other)]
+    kept = load_ledger(ledger)
+    held += [r for r in kept if r["kind"] == "measures"]
     if work is not None:  # the measures a killed run of this gate took (rows of the record's shape)
         held += load_record(Path(work) / MEASURES)
     held += load_record(record)  # the record written last: its rows are the newest
@@ -411,20 +421,23 @@ def gate(
     mine = _recorded(held, mine_id, len(rows), len(cube_rows), cube_plies, data)
     if mine is None:
         mine = measure(candidate, rows, cube_rows, cube_plies)
-        _keep_measures(work, mine_id, data, mine)
+        _keep_measures(work, mine_id, data, mine, ledger)
     else:
         reused.append("measures")
     theirs = _recorded(held, theirs_id, len(rows), len(cube_rows), cube_plies, data)
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
-        _keep_measures(work, theirs_id, data, theirs)
+        _keep_measures(work, theirs_id, data, theirs, ledger)
     duel_row = _recorded_duel(held, mine_id, theirs_id, games, seed)
+    if duel_row is None and (kept_duel := _ledger_find(kept, _duel_key(mine_id, theirs_id, games, seed))):
+        duel_row = {"ppg": kept_duel["ppg"], "se": kept_duel["se"], "games": games, "seed": seed}
     if duel_row is None:
         resume = _pit_folder(work, f"duel-{mine_id.weights[:12]}-{theirs_id.weights[:12]}-s{seed}")
         duel = _finished(run_pit(f"bgbot:checkpoint={candidate}", f"bgbot:checkpoint={parent}",
                                  PitConfig(games=games, rules=Rules(cube=False), seed=seed, workers=workers,
                                            resume=resume), progress=progress), "the duel")
         duel_row = {"ppg": duel.ppg, "se": duel.ppg_se, "games": games, "seed": seed}
+        _ledger_add(ledger, {**_duel_key(mine_id, theirs_id, games, seed), "ppg": duel.ppg, "se": duel.ppg_se})
     else:
         reused.append("duel")
     row: dict[str, Any] = {
@@ -438,7 +451,7 @@ def gate(
         row["reference"] = reference_reading(
             candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
             workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id),
-            work=work)
+            work=work, ledger=ledger)
     if yardstick:
         from bgbot.eval import pubeval
         from bgbot.eval.evaluate import NetEvaluator
@@ -466,14 +479,16 @@ def _slug(spec: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in spec)
 
 
-def _keep_measures(work: str | Path | None, net: Known, data: dict[str, str], measures: dict[str, Any]) -> None:
-    """Append a network's benchmark measures to ``work/MEASURES`` (rewritten atomically), so that a killed gate
-    run again reads them instead of measuring again; nothing without a work folder."""
+def _keep_measures(work: str | Path | None, net: Known, data: dict[str, str], measures: dict[str, Any],
+                   ledger: str | Path | None = None) -> None:
+    """Append a network's benchmark measures to ``work/MEASURES`` (rewritten atomically) and to the ``ledger``, so
+    that a killed gate run again reads them instead of measuring again; nothing without either."""
+    row = {"name": "measures", "sha256": net.sha256, "weights": net.weights, "benchmarks": data, **measures}
+    _ledger_add(ledger, {"kind": "measures", **row})
     if work is None:
         return
     path = Path(work) / MEASURES
     path.parent.mkdir(parents=True, exist_ok=True)
-    row = {"name": "measures", "sha256": net.sha256, "weights": net.weights, "benchmarks": data, **measures}
     old = path.read_text() if path.exists() else ""
     write_text_atomic(path, old + json.dumps(row) + "\n")
 
@@ -481,6 +496,57 @@ def _keep_measures(work: str | Path | None, net: Known, data: dict[str, str], me
 def _pit_folder(work: str | Path | None, name: str) -> str | None:
     """The results folder of one of the gate's pits under ``work`` (None: no folder, nothing kept)."""
     return None if work is None else str(Path(work) / name)
+
+
+def load_ledger(path: str | Path | None) -> list[dict[str, Any]]:
+    """The rows of a gate ledger (oldest first; none when ``path`` is None or absent); a damaged line is a
+    :class:`ConfigError` naming the file and line."""
+    if path is None or not Path(path).exists():
+        return []
+    out = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"gate ledger {str(path)!r} line {n} is not JSON ({exc.msg}): {line[:80]!r}") from None
+        if not isinstance(row, dict) or row.get("kind") not in LEDGER_KINDS:
+            raise ConfigError(f"gate ledger {str(path)!r} line {n} is not a ledger row (its kind is one of "
+                              f"{', '.join(LEDGER_KINDS)}): {line[:80]!r}")
+        out.append(row)
+    return out
+
+
+def _ledger_find(rows: list[dict[str, Any]], key: dict[str, Any]) -> dict[str, Any] | None:
+    """The latest ledger row that holds every item of ``key`` (a pit: its kind, networks, games and seed)."""
+    for r in reversed(rows):
+        if all(r.get(k) == v for k, v in key.items()):
+            return r
+    return None
+
+
+def _ledger_add(path: str | Path | None, row: dict[str, Any]) -> None:
+    """Append ``row`` to the ledger, rewriting it atomically (an interrupted write loses nothing); nothing when
+    ``path`` is None."""
+    if path is None:
+        return
+    path = Path(path)
+    old = path.read_text() if path.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    write_text_atomic(path, old + json.dumps({**row, "finished": stamp}) + "\n")
+
+
+def _duel_key(mine: Known, theirs: Known, games: int, seed: int) -> dict[str, Any]:
+    return {"kind": "duel", "weights": mine.weights, "parent_weights": theirs.weights, "games": games, "seed": seed}
+
+
+def _block_key(net: Known, reference: str, games: int, seed: int) -> dict[str, Any]:
+    return {"kind": "reference", "weights": net.weights, "against": reference, "ply": 1, "games": games,
+            "seed": seed}
 
 
 def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
@@ -522,6 +588,7 @@ def reference_reading(
     candidate: str | Path, parent: str | Path, reference: str, *, games: int, blocks: int, seed: int,
     workers: int = 1, record: str | Path = RECORD, progress: bool = True, reused: list[str] | None = None,
     known: tuple[list[dict[str, Any]], Known, Known] | None = None, work: str | Path | None = None,
+    ledger: str | Path | None = None,
 ) -> dict[str, Any]:
     """Candidate and parent, each at 1-ply, against ``reference`` on the same dice: their paired difference.
 
@@ -532,7 +599,9 @@ def reference_reading(
     record already holds (same reference, games and seeds) is not played again; ``reused`` gets
     ``reference candidate`` / ``reference parent`` then. ``known``: the record's rows and the two networks
     as :class:`Known` (the gate's, read once), else read here. ``work``: a folder that keeps each block's
-    finished games (:func:`gate`'s).
+    finished games (:func:`gate`'s); ``ledger``: a gate ledger that keeps each finished block's ppg, whose
+    blocks are not played again (``reused`` gets ``reference candidate blocks`` / ``... parent blocks`` when
+    some were taken from it).
     """
     from tqdm import tqdm
 
@@ -543,6 +612,7 @@ def reference_reading(
     seeds = list(range(seed, seed + blocks))
     key = {"against": reference, "games": games, "seeds": seeds}
     held_rows, mine, theirs = known if known is not None else (load_record(record), Known(candidate), Known(parent))
+    kept = [r for r in load_ledger(ledger) if r["kind"] == "reference"]
     ppgs: dict[str, list[float]] = {}
     todo = []
     for who, path, ident in (("candidate", candidate, mine), ("parent", parent, theirs)):
@@ -556,15 +626,25 @@ def reference_reading(
     with tqdm(total=blocks * len(todo), desc=f"against {reference}", unit="block", disable=not progress) as bar:
         for who, path in todo:
             ppgs[who] = []
-            weights = (mine if who == "candidate" else theirs).weights[:12]
+            net = mine if who == "candidate" else theirs
+            from_ledger = 0
             for s in seeds:
-                resume = _pit_folder(work, f"reference-{weights}-{_slug(reference)}-g{games}-s{s}")
+                block = _ledger_find(kept, _block_key(net, reference, games, s))
+                if block is not None:
+                    ppgs[who].append(float(block["ppg"]))
+                    from_ledger += 1
+                    bar.update()
+                    continue
+                resume = _pit_folder(work, f"reference-{net.weights[:12]}-{_slug(reference)}-g{games}-s{s}")
                 rep = _finished(run_pit(f"bgbot:ply=1,checkpoint={path}", reference,
                                         PitConfig(games=games, rules=Rules(cube=False), seed=s, workers=workers,
                                                   resume=resume)),
                                 f"the {who}'s reference block of seed {s}")
                 ppgs[who].append(rep.ppg)
+                _ledger_add(ledger, {**_block_key(net, reference, games, s), "ppg": rep.ppg, "se": rep.ppg_se})
                 bar.update()
+            if from_ledger and reused is not None:
+                reused.append(f"reference {who} blocks")
     diff = [a - b for a, b in zip(ppgs["candidate"], ppgs["parent"], strict=True)]
     return {**key, "ply": 1, "candidate": ppgs["candidate"], "parent": ppgs["parent"],
             "candidate_ppg": statistics.fmean(ppgs["candidate"]), "parent_ppg": statistics.fmean(ppgs["parent"]),
@@ -669,6 +749,9 @@ def main(argv: list[str] | None = None) -> None:
                          "pipeline run's OUT/generations.jsonl")
     ap.add_argument("--work", metavar="DIR", help="keep the duel's and reference blocks' finished games here, so "
                                                    "that a killed gate run again plays only what it lacks")
+    ap.add_argument("--ledger", metavar="FILE",
+                    help="also keep every finished duel, reference block and measure in this JSON-lines file (such "
+                         "as checkpoints/gate-ledger.jsonl), and reuse those it holds")
     ap.add_argument("--note", default="")
     ap.add_argument("--checker-data", default=str(CHECKER),
                     help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
@@ -682,7 +765,7 @@ def main(argv: list[str] | None = None) -> None:
                yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
                cube_data=args.cube_data, reference=args.reference, reference_games=args.reference_games,
                reference_blocks=args.reference_blocks, reference_seed=args.reference_seed, reads=tuple(args.read),
-               work=args.work)
+               work=args.work, ledger=args.ledger)
     print(json.dumps(row, indent=1))
     theirs = row["parent_measures"]
     failed = [k for k, ok in row["rules"].items() if not ok]

@@ -13,7 +13,8 @@ A pipeline config (``configs/train/*.toml``) has up to seven tables::
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
                 fitted to the same labels and joined to the refit as one wide network)
     [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data,
-                reference, reference_games, reference_blocks, reference_seed (both networks against a third engine)
+                reference, reference_games, reference_blocks, reference_seed (both networks against a third engine),
+                ledger (a committed file of the gate's finished pits and measures, e.g. checkpoints/gate-ledger.jsonl)
     [ship]      ship = true: publish the candidate when the gate passes (training.ship)
 
 Stages, in order (each writes ``OUT/stages/NAME.json`` with a hash of its settings when it is done; a
@@ -45,7 +46,9 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    duplicate-dice duel and, with ``reference_blocks``, both networks' play against a reference engine
    on the same dice; the verdict goes to ``OUT/generations.jsonl``. Figures the repository's record
    (``checkpoints/generations.jsonl``) holds for the same networks, such as the shipped model's, are read
-   from it, not measured again.
+   from it, not measured again. With ``ledger`` every finished duel, reference block and measure is
+   also kept in that file as it finishes, and a gate run on another checkout that has the file (committed)
+   plays only what it lacks.
 5. **ship**: only when ``[ship] ship = true`` and the gate passed.
 """
 
@@ -185,9 +188,12 @@ class GateStage:
     reference_games: int = 2000
     reference_blocks: int = 0
     reference_seed: int = 1
+    # a gate ledger (training/gate.py): every finished duel, reference block and measure, kept where a commit keeps
+    # it (such as checkpoints/gate-ledger.jsonl), so a gate longer than a day resumes on a fresh checkout; "": none
+    ledger: str = ""
 
     def __post_init__(self) -> None:
-        from training.gate import check_reference
+        from training.gate import check_reference, load_ledger
 
         if not (isinstance(self.games, int) and self.games >= 2 and self.games % 2 == 0):
             raise ConfigError(f"[gate] games must be an even number >= 2, got {self.games!r}")
@@ -199,6 +205,13 @@ class GateStage:
             v = getattr(self, name)
             if v and not _resolve(v).is_file():
                 raise ConfigError(f"[gate] {name} {v!r} is not a file")
+        if not isinstance(self.ledger, str):
+            raise ConfigError(f"[gate] ledger must be a file name, got {self.ledger!r}")
+        if self.ledger:
+            try:
+                load_ledger(_resolve(self.ledger))  # a damaged ledger is an error now, not after the fits
+            except ConfigError as e:
+                raise ConfigError(f"[gate] {e}") from None
 
 
 @dataclass(frozen=True)
@@ -433,6 +446,7 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
     if pl.gate is not None:
         against = str(_resolve(pl.gate.against)) if pl.gate.against else str(ROOT / "checkpoints" / "bgbot-default.pt")
         settings = {**dataclasses.asdict(pl.gate), "candidate": current, "against": against}
+        del settings["ledger"]  # where the finished pits are kept changes no figure
         rec = stages.done("gate", settings)
         if rec is None:
             from training.gate import RECORD, gate
@@ -444,7 +458,8 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
                        positions=pl.gate.positions or None, reference=pl.gate.reference,
                        reference_games=pl.gate.reference_games, reference_blocks=pl.gate.reference_blocks,
                        reference_seed=pl.gate.reference_seed, reads=(RECORD,),
-                       work=root / "gate-pits", **files)
+                       work=root / "gate-pits", ledger=_resolve(pl.gate.ledger) if pl.gate.ledger else None,
+                       **files)
             rec = stages.finish("gate", {"verdict": row["verdict"], "rules": row["rules"], "duel": row["duel"],
                                          "checkpoint": current})
         records["gate"] = rec
