@@ -171,6 +171,12 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[siblings]\npreset='nowhere.toml'\n[fit]\n", "preset 'nowhere.toml' is not a file"),
     ("[pipeline]\ninit='m.pt'\n[gate]\ngames=3\n", "even number"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nledger=3\n", r"\[gate\] ledger must be a file name, got 3"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\n[fit.main]\nfrom_main=true\n",
+     r"\[fit.main\]: unknown keys \['from_main'\]"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['crashed']\n[fit.crashed]\nfrom_main=1\n",
+     r"\[fit.crashed\] from_main must be true or false, got 1"),
+    ("[pipeline]\ninit='m.pt'\n[crashed_siblings]\nchunks=2\n[fit]\nnets=['main']\n",
+     r"\[crashed_siblings\] labels are for the crashed network's fit"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference_blocks=30\n", r"\[gate\] reference blocks = 30 needs a reference"),
     ("[pipeline]\ninit='m.pt'\n[gate]\nreference='gnubg:plies=0'\n", r"\[gate\] .*plies"),
     ("[pipeline]\ninit=''\n[selfplay]\nlr=-1.0\n", "lr"),
@@ -355,6 +361,57 @@ epochs = 2
     assert main_fit["net"] == "main" and main_fit["epochs"] == 1 and len(main_fit["data"]) == 1
     again = run_pipeline(cfg, progress=False)
     assert again["race-siblings"] == rec["race-siblings"] and again["fit"] == rec["fit"]  # both skipped
+
+
+def test_crashed_siblings_feed_a_crashed_network_started_from_the_main_one(small_bank: Path,
+                                                                         tmp_path: Path) -> None:
+    """[crashed_siblings] labels the plays of crashed rolls for the crashed network's fit, and [fit.crashed]
+    from_main = true starts that network from a copy of the main network, not from its own weights."""
+    import torch
+
+    from bgbot.eval.inference import ModelSpec
+    from bgbot.eval.nets import ValueNet, save_checkpoint
+    from training.refine import load_chunks, load_groups
+
+    torch.manual_seed(11)
+    init = save_checkpoint(tmp_path / "init.pt", ValueNet(ModelSpec(3, (8,))),
+                           class_nets={"crashed": ValueNet(ModelSpec(3, (4,)))})
+    preset = tmp_path / "crashed.toml"
+    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\nkeep = 1.0\ncandidates = 4\n"
+                      "classes = \"crashed\"\n")
+    cfg = tmp_path / "pipeline.toml"
+    cfg.write_text(f"""
+[pipeline]
+out = "{tmp_path / 'run'}"
+init = "{init}"
+[crashed_siblings]
+preset = "{preset}"
+seed = 4
+chunks = 1
+[fit]
+nets = ["crashed"]
+epochs = 1
+lr = 0.01
+min_rows = 1
+rank = 1.0
+bank = "{small_bank}"
+[fit.crashed]
+from_main = true
+rank = 3.0
+""")
+    rec = run_pipeline(cfg, progress=False)
+    sib = Path(rec["crashed-siblings"]["data"])
+    assert len(load_chunks(sib)[0]) == 64 and np.bincount(load_groups(sib)).max() > 1  # plays of one roll
+    crashed = rec["fit"]["nets"]["crashed"]
+    assert crashed["fitted"] and crashed["sibling_rows"] > 0
+    assert crashed["positions_train"] + crashed["positions_holdout"] == crashed["rows"] + crashed["sibling_rows"]
+    out = load_checkpoint(rec["fit"]["checkpoint"])
+    start = load_checkpoint(init)
+    assert out.class_nets["crashed"].spec.hidden == (8,)  # the main network's shape, not the crashed one's 4
+    assert out.data["config"]["refined"]["from_main"] is True and out.data["config"]["refined"]["rank"] == 3.0
+    for a, b in zip(start.net.state_dict().values(), out.net.state_dict().values(), strict=True):
+        assert torch.equal(a, b)  # the main network is not fitted, only copied
+    assert run_pipeline(cfg, progress=False)["fit"] == rec["fit"]  # skipped when done
 
 
 def test_fresh_networks_join_the_refit_as_one_wide_network(small_bank: Path, tmp_path: Path) -> None:

@@ -1,15 +1,17 @@
 """``bgbot train CONFIG``: one training pipeline, stage by stage, each resumable and skipped when done.
 
-A pipeline config (``configs/train/*.toml``) has up to seven tables::
+A pipeline config (``configs/train/*.toml``) has up to eight tables::
 
     [pipeline]  out = "runs/train-bank"      where every stage writes
                 init = "checkpoints/bgbot-default.pt"   the network the stages start from ("" : none)
     [selfplay]  TD(lambda) self-play (training.config.TrainConfig keys; games = 0 or no table: skipped)
     [siblings]  preset, seed, chunks, workers: sibling labels of the network so far (training.refine generate)
     [race_siblings]  the same for the race network's fit (a race preset such as configs/refine/race-rollout-rank.toml)
+    [crashed_siblings]  the same for the crashed network's fit (configs/refine/crashed-2ply-rank.toml)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
                 schedule, rank, to_end (networks fitted to labels rolled out to the end only),
-                [fit.NET] epochs, lr, schedule, rank: one network's own settings (e.g. [fit.race]),
+                [fit.NET] epochs, lr, schedule, rank: one network's own settings (e.g. [fit.race]), and for a
+                class network from_main = true: start it from a copy of the main network (as fitted so far),
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
                 fitted to the same labels and joined to the refit as one wide network)
     [gate]      games, seed, workers, positions, against (default: the shipped model), checker_data, cube_data,
@@ -28,7 +30,8 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    **race-siblings** (with a ``[race_siblings]`` table): ``OUT/race-siblings``, the same for the race
    network, from a preset that keeps race positions only (``configs/refine/race-rollout-rank.toml``:
    the plays of one roll rolled out to the end on common dice, since a lookahead is no better than the
-   race network's own value there).
+   race network's own value there); **crashed-siblings** (``[crashed_siblings]``) the same for the
+   crashed network (2-ply values of crashed rolls: ``configs/refine/crashed-2ply-rank.toml``).
 3. **fit**: the label bank (:mod:`bgbot.labels.bank`: every shard checked by its SHA-256, each position
    once, repeated labels combined; ``shards = N`` reads the manifest's first N shards only, so that a
    config names the same labels as the bank grows) written as training chunks, then each network of
@@ -72,8 +75,12 @@ from bgbot.fileio import atomic_open, write_text_atomic
 from training.config import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("selfplay", "siblings", "race-siblings", "fit", "gate", "ship")
+STAGES = ("selfplay", "siblings", "race-siblings", "crashed-siblings", "fit", "gate", "ship")
 PER_NET = ("epochs", "lr", "schedule", "rank")  # the [fit] keys a network's own subtable may set
+CLASS_ONLY = ("from_main",)  # and the keys only a class network's subtable may set
+# the siblings tables: table name, stage name, the network whose fit reads the labels
+SIBLING_TABLES = (("siblings", "siblings", "main"), ("race_siblings", "race-siblings", "race"),
+                  ("crashed_siblings", "crashed-siblings", "crashed"))
 CHUNK_ROWS = 8192  # at most, a training chunk
 MIN_CHUNKS = 100  # at least (when the bank allows 64 rows a chunk): the fit holds out a share of chunks
 
@@ -111,12 +118,15 @@ class FitStage:
         for net, values in self.per_net.items():
             if net not in self.nets:
                 raise ConfigError(f"[fit.{net}] sets a network that [fit] nets {list(self.nets)!r} does not fit")
-            unknown = set(values) - set(PER_NET)
+            own = PER_NET + (CLASS_ONLY if net != "main" else ())
+            unknown = set(values) - set(own)
             if unknown:
-                raise ConfigError(f"[fit.{net}]: unknown keys {sorted(unknown)}; a network's own keys are "
-                                  f"{sorted(PER_NET)}")
-            try:
-                dataclasses.replace(self, per_net={}, **values)  # each value checked as the [fit] key it overrides
+                raise ConfigError(f"[fit.{net}]: unknown keys {sorted(unknown)}; {net} network's own keys are "
+                                  f"{sorted(own)}")
+            if not isinstance(values.get("from_main", False), bool):
+                raise ConfigError(f"[fit.{net}] from_main must be true or false, got {values['from_main']!r}")
+            try:  # each value checked as the [fit] key it overrides
+                dataclasses.replace(self, per_net={}, **{k: v for k, v in values.items() if k not in CLASS_ONLY})
             except ConfigError as e:
                 raise ConfigError(f"[fit.{net}] {str(e).removeprefix('[fit] ')}") from None
         if self.ensemble:
@@ -152,8 +162,8 @@ class FitStage:
 
 @dataclass(frozen=True)
 class SiblingStage:
-    """A siblings stage's settings (the ``[siblings]`` or ``[race_siblings]`` table): a ``training.refine`` preset
-    and its run."""
+    """A siblings stage's settings (the ``[siblings]``, ``[race_siblings]`` or ``[crashed_siblings]`` table): a
+    ``training.refine`` preset and its run."""
 
     preset: str = "configs/refine/2ply-rank.toml"
     seed: int = 1
@@ -226,9 +236,10 @@ class Pipeline:
     gate: GateStage | None
     ship: bool
     race_siblings: SiblingStage | None = None
+    crashed_siblings: SiblingStage | None = None
 
 
-_TABLES = {"pipeline", "selfplay", "siblings", "race_siblings", "fit", "gate", "ship"}
+_TABLES = {"pipeline", "selfplay", "fit", "gate", "ship", *(t for t, _, _ in SIBLING_TABLES)}
 
 
 def is_pipeline(path: str | Path) -> bool:
@@ -306,22 +317,23 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     if set(ship) - {"ship"} or not isinstance(ship.get("ship", False), bool):
         raise ConfigError(f"pipeline config {str(p)!r}: [ship] takes one key, ship = true or false")
     init = str(head.get("init", "checkpoints/bgbot-default.pt"))
-    fit, gate, siblings = table("fit", FitStage), table("gate", GateStage), table("siblings", SiblingStage)
-    race_siblings = table("race_siblings", SiblingStage)
-    if siblings is not None and (fit is None or "main" not in fit.nets):
+    fit, gate = table("fit", FitStage), table("gate", GateStage)
+    sib = {t: table(t, SiblingStage) for t, _, _ in SIBLING_TABLES}
+    if sib["siblings"] is not None and (fit is None or "main" not in fit.nets):
         raise ConfigError(f"pipeline config {str(p)!r}: [siblings] labels are for the main network's fit")
-    if race_siblings is not None and (fit is None or "race" not in fit.nets):
-        raise ConfigError(f"pipeline config {str(p)!r}: [race_siblings] labels are for the race network's fit, "
-                          f"which [fit] nets {list(fit.nets) if fit else []!r} does not list")
-    if fit is not None and fit.rank and siblings is None and race_siblings is None:
+    for t, _, net in SIBLING_TABLES[1:]:
+        if sib[t] is not None and (fit is None or net not in fit.nets):
+            raise ConfigError(f"pipeline config {str(p)!r}: [{t}] labels are for the {net} network's fit, "
+                              f"which [fit] nets {list(fit.nets) if fit else []!r} does not list")
+    if fit is not None and fit.rank and not any(sib.values()):
         raise ConfigError(f"pipeline config {str(p)!r}: [fit] rank = {fit.rank!r} weighs the sibling loss, "
                           "which needs a [siblings] stage")
     if selfplay is None and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: with no [selfplay] stage, init must name a model")
     if fit is not None and not selfplay and not init:
         raise ConfigError(f"pipeline config {str(p)!r}: the fit needs a network to start from")
-    return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, siblings, fit, gate,
-                    bool(ship.get("ship")), race_siblings)
+    return Pipeline(str(out or head.get("out", "runs/train")), init, selfplay, sib["siblings"], fit, gate,
+                    bool(ship.get("ship")), sib["race_siblings"], sib["crashed_siblings"])
 
 
 def _hash(obj: Any) -> str:
@@ -414,7 +426,8 @@ def run_pipeline(config: str | Path, *, out: str | None = None, progress: bool =
         current = rec["checkpoint"]
 
     siblings: dict[str, Path] = {}  # a network's sibling labels, by the network they are fitted to
-    for name, net, stage in (("siblings", "main", pl.siblings), ("race-siblings", "race", pl.race_siblings)):
+    for table_name, name, net in SIBLING_TABLES:
+        stage = getattr(pl, table_name)
         if stage is None:  # no stage: no key in the chain, so configs without it keep their stage keys
             continue
         settings = {**dataclasses.asdict(stage), "model": current}
@@ -534,11 +547,12 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
             continue
         out = root / f"fit-{net}"
         sources: list[str | Path] = [net_data, *([extra] if extra is not None else [])]
-        own = dataclasses.replace(st, per_net={}, **st.per_net.get(net, {}))  # [fit] with this network's [fit.NET]
-        try:
+        mine = st.per_net.get(net, {})
+        own = dataclasses.replace(st, per_net={}, **{k: v for k, v in mine.items() if k not in CLASS_ONLY})
+        try:  # [fit] with this network's [fit.NET]
             res = fit(current, sources, out, epochs=own.epochs, lr=own.lr, batch=st.batch, holdout=st.holdout,
                       seed=st.seed, schedule=own.schedule, progress=progress, net_name=net,
-                      rank=own.rank if len(sources) > 1 else 0.0)
+                      rank=own.rank if len(sources) > 1 else 0.0, from_main=bool(mine.get("from_main", False)))
         except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue

@@ -154,6 +154,7 @@ class FitConfig:
     encoding: int = 0  # > 0: move every network of init to this (longer) encoding version first, same function
     class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
     rank: float = 0.0  # > 0: weight of the sibling (ranking) loss on grouped rows, see fit
+    from_main: bool = False  # a class network's fit starts from a copy of the main network, see fit
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -635,15 +636,17 @@ def fit(
     rank: float = 0.0,
     encoding: int = 0,
     schedule: str = "constant",
+    from_main: bool = False,
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
     ``net_name`` is the network fitted: ``"main"`` on the rows no class network of ``init`` answers,
     or a class network (:data:`~bgbot.eval.inference.CLASS_NETS`) on the rows of its class, started
-    from ``init``'s network of that class or, when it has none yet, from a copy of its main network
-    (gnubg's class nets).  The checkpoint written holds every network of ``init``, the fitted one
-    replaced.  ``weights`` (one per data folder, default 1) weigh each folder's rows in the loss,
-    e.g. a few deep (3-ply) labels among many 2-ply ones; the held-out loss is weighted the same way.
+    from ``init``'s network of that class or, when it has none yet or ``from_main`` is set, from a copy of
+    its main network (gnubg's class nets; a wider start than the class network's own).  The checkpoint
+    written holds every network of ``init``, the fitted one replaced.  ``weights`` (one per data folder,
+    default 1) weigh each folder's rows in the loss, e.g. a few deep (3-ply) labels among many 2-ply ones;
+    the held-out loss is weighted the same way.
 
     ``fresh > 0`` fits a new network instead (``fresh`` hidden units, init's encoding and activation,
     torch's initialisation seeded by ``fresh_seed``): a supervised start for a wider network, which
@@ -672,6 +675,8 @@ def fit(
         raise ConfigError(f"rank {rank!r}: the sibling loss's weight is a number >= 0")
     if net_name != "main" and net_name not in CLASS_NETS:
         raise ConfigError(f"--net {net_name!r}: choose main or one of {', '.join(CLASS_NETS)}")
+    if from_main and net_name == "main":
+        raise ConfigError("from_main starts a class network from the main network: not for --net main")
     if fresh < 0 or (fresh and net_name != "main"):
         raise ConfigError(f"fresh {fresh!r}: a positive number of hidden units, for the main network only")
     if threads:
@@ -697,7 +702,7 @@ def fit(
     if net_name == "main":
         net = main_net
     else:
-        net = class_nets.get(net_name) or copy.deepcopy(main_net)
+        net = copy.deepcopy(main_net) if from_main else class_nets.get(net_name) or copy.deepcopy(main_net)
         class_nets[net_name] = net
     net.train()
     version = net.spec.encoding_version
@@ -776,7 +781,8 @@ def fit(
                     "batch": batch, "net": net_name, "fresh": fresh, "fresh_seed": fresh_seed, "widen": widen,
                     "encoding": encoding, "class_nets_from": str(class_nets_from),
                     **({"schedule": schedule} if schedule != "constant" else {}),
-                    "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {})}},
+                    "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {}),
+                    **({"from_main": True} if from_main else {})}},
                 games_trained=base_games, last_eval="",
             )
     summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
@@ -969,7 +975,10 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--out", required=True)
     f.add_argument("--config", help="a preset (configs/refine/*.toml); the options below override it")
     for key, val in FitConfig().__dict__.items():
-        f.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=None, help=f"default {val!r}")
+        if isinstance(val, bool):
+            f.add_argument(f"--{key.replace('_', '-')}", action="store_true", default=None)
+        else:
+            f.add_argument(f"--{key.replace('_', '-')}", type=type(val), default=None, help=f"default {val!r}")
     f.add_argument("--weights", type=float, nargs="+", help="one loss weight per --data folder (default 1 each)")
     a = sub.add_parser("average", help="the weighted mean of networks of one family")
     a.add_argument("--models", required=True, nargs="+", help="torch checkpoints (.pt) of one network shape")
@@ -1004,7 +1013,7 @@ def main(argv: list[str] | None = None) -> None:
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
                       fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen,
-                      rank=fc.rank, encoding=fc.encoding)
+                      rank=fc.rank, encoding=fc.encoding, from_main=fc.from_main)
         print(json.dumps(summary, indent=1))
 
 
