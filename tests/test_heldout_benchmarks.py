@@ -67,3 +67,26 @@ def test_the_cube_file_holds_scored_decisions_that_gnubgs_probabilities_explain(
     # whose decisions or probabilities were shuffled, or taken at another ply or cube state, falls far below.
     assert agree / len(rows) >= 0.91
     assert statistics.fmean(err) < 0.010
+
+
+@pytest.mark.parametrize(("name", "cls", "count"), [("race-games.jsonl", "RACE", 2626),
+                                                     ("crashed-games.jsonl", "CRASHED", 617)])
+def test_the_games_files_hold_every_legal_play_of_positions_of_their_class(name: str, cls: str, count: int) -> None:
+    """race-games / crashed-games: positions of bgbot's games against gnubg 0-ply, each of its class, every legal
+    play listed best first (values from gnubg 1-ply), and gnubg 0-ply's choice among them."""
+    from bgbot.rules.position import PositionClass, classify
+
+    rows = _rows(name)
+    assert len(rows) == count
+    assert len({(r["position"], tuple(r["dice"])) for r in rows}) == count
+    for r in rows:
+        pos = Position.from_id(r["position"])
+        assert classify(pos) == PositionClass[cls], r["position"]
+        eq = [m["equity"] for m in r["moves"]]
+        assert eq == sorted(eq, reverse=True) and all(-3 <= e <= 3 for e in eq), r["position"]
+        assert r["gnubg0_choice"] in {m["result"] for m in r["moves"]}
+    for r in rows[::7]:
+        pos = Position.from_id(r["position"])
+        succ, _ = successors_batch(pos.array()[None, :], np.array([r["dice"]], dtype=np.int64))
+        legal = {p.gnubg_id() for p in positions_of_rows(succ)}
+        assert {m["result"] for m in r["moves"]} == legal and len(legal) == r["n_legal"] >= 2, r["position"]
