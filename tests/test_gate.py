@@ -310,6 +310,13 @@ def test_a_gate_ledger_lets_a_fresh_checkout_resume_a_killed_gate(tmp_path: Path
     ledger.write_text(json.dumps({"kind": "elsewhere"}) + "\n")
     with pytest.raises(ConfigError, match="line 1 is not a ledger row"):
         load_ledger(ledger)
+    ledger.write_text(json.dumps({"kind": "reference", "weights": "ab", "games": 4, "seed": 5}) + "\n")
+    with pytest.raises(ConfigError, match="line 1: a reference row lacks against, ppg"):
+        load_ledger(ledger)
+    ledger.write_text(json.dumps({"kind": "reference", "weights": "ab", "against": "pubeval", "games": 4, "seed": 5,
+                                  "ppg": "high"}) + "\n")
+    with pytest.raises(ConfigError, match="line 1: a reference row whose ppg is not a number"):
+        load_ledger(ledger)
 
 
 def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:

@@ -90,7 +90,10 @@ MEASURES = "measures.jsonl"  # in a gate's work folder: the benchmark measures i
 # The gate ledger a pipeline's gate may keep in the repository (``[gate] ledger``): every finished duel, reference
 # block and benchmark measure, one JSON line each, so a gate longer than a working day resumes on a fresh checkout.
 LEDGER = ROOT / "checkpoints" / "gate-ledger.jsonl"
-LEDGER_KINDS = ("measures", "duel", "reference")
+# what each kind of ledger row must hold
+LEDGER_KINDS = {"measures": ("weights", "benchmarks", "checker", "cube"),
+                "duel": ("weights", "parent_weights", "games", "seed", "ppg", "se"),
+                "reference": ("weights", "against", "games", "seed", "ppg")}
 # How the cube figures are taken. Rows without it predate the cubeful lookahead; rows with
 # "cubeful-lookahead" predate its cubeless tie-break (3-ply double/take came out too high
 # where tied plays stood in for the double/take tree); rows with "cubeful-lookahead-tiebreak" predate the
@@ -514,6 +517,11 @@ def load_ledger(path: str | Path | None) -> list[dict[str, Any]]:
         if not isinstance(row, dict) or row.get("kind") not in LEDGER_KINDS:
             raise ConfigError(f"gate ledger {str(path)!r} line {n} is not a ledger row (its kind is one of "
                               f"{', '.join(LEDGER_KINDS)}): {line[:80]!r}")
+        lacks = [k for k in LEDGER_KINDS[row["kind"]] if k not in row]
+        if lacks or (row["kind"] != "measures" and not isinstance(row["ppg"], int | float)):
+            raise ConfigError(f"gate ledger {str(path)!r} line {n}: a {row['kind']} row "
+                              f"{'lacks ' + ', '.join(lacks) if lacks else 'whose ppg is not a number'}: "
+                              f"{line[:80]!r}")
         out.append(row)
     return out
 
@@ -751,7 +759,7 @@ def main(argv: list[str] | None = None) -> None:
                                                    "that a killed gate run again plays only what it lacks")
     ap.add_argument("--ledger", metavar="FILE",
                     help="also keep every finished duel, reference block and measure in this JSON-lines file (such "
-                         "as checkpoints/gate-ledger.jsonl), and reuse those it holds")
+                         f"as {_repo_name(LEDGER)}), and reuse those it holds")
     ap.add_argument("--note", default="")
     ap.add_argument("--checker-data", default=str(CHECKER),
                     help="checker benchmark (default tests/data/benchmark/checker.jsonl)")
