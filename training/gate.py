@@ -233,8 +233,9 @@ def measure(
     }
 
 
-def load_record(path: str | Path) -> list[dict[str, Any]]:
-    """The generations recorded so far (oldest first); a damaged line is a :class:`ConfigError` naming it."""
+def _json_lines(path: str | Path, what: str = "") -> list[tuple[int, str, Any]]:
+    """``(line number, line, value)`` of each non-blank line of a JSON-lines file (none when it is absent); a line
+    that is not JSON is a :class:`ConfigError` naming the file (after ``what``) and the line."""
     path = Path(path)
     if not path.exists():
         return []
@@ -243,9 +244,16 @@ def load_record(path: str | Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            out.append((n, line, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{str(path)!r} line {n} is not JSON ({exc.msg}): {line[:80]!r}") from None
+            raise ConfigError(f"{what}{str(path)!r} line {n} is not JSON ({exc.msg}): {line[:80]!r}") from None
+    return out
+
+
+def load_record(path: str | Path) -> list[dict[str, Any]]:
+    """The generations recorded so far (oldest first); a damaged line is a :class:`ConfigError` naming it."""
+    out = []
+    for n, line, row in _json_lines(path):
         if not isinstance(row, dict) or "name" not in row:
             raise ConfigError(f"{str(path)!r} line {n} is not a generation record: {line[:80]!r}")
         out.append(row)
@@ -504,16 +512,10 @@ def _pit_folder(work: str | Path | None, name: str) -> str | None:
 def load_ledger(path: str | Path | None) -> list[dict[str, Any]]:
     """The rows of a gate ledger (oldest first; none when ``path`` is None or absent); a damaged line is a
     :class:`ConfigError` naming the file and line."""
-    if path is None or not Path(path).exists():
+    if path is None:
         return []
     out = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"gate ledger {str(path)!r} line {n} is not JSON ({exc.msg}): {line[:80]!r}") from None
+    for n, line, row in _json_lines(path, "gate ledger "):
         if not isinstance(row, dict) or row.get("kind") not in LEDGER_KINDS:
             raise ConfigError(f"gate ledger {str(path)!r} line {n} is not a ledger row (its kind is one of "
                               f"{', '.join(LEDGER_KINDS)}): {line[:80]!r}")
