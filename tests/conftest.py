@@ -24,6 +24,18 @@ def data_dir() -> Path:
     return DATA
 
 
+#: plays whose equities differ by less than this are tied: the difference is float rounding, which another CPU's
+#: vector kernels can tip either way (a recorded choice of a tie is any of the tied plays)
+TIE = 1e-6
+
+
+def tied_best(result) -> set[str]:  # type: ignore[no-untyped-def]
+    """The Position IDs of a :class:`~bgbot.engine.search.MoveAnalysis`'s best play and of every play of the same
+    ply whose equity is within :data:`TIE` of it (the mover's view): one ID unless the best play is a tie."""
+    best = result.best
+    return {c.result.gnubg_id() for c in result.candidates if c.ply == best.ply and best.equity - c.equity <= TIE}
+
+
 def loaded_after(imports: str, watched: tuple[str, ...]) -> list[str]:
     """Which of ``watched`` a fresh interpreter has in ``sys.modules`` after ``import {imports}``."""
     code = f"import sys, {imports}; print(sorted(m for m in {watched!r} if m in sys.modules))"

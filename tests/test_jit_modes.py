@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, tied_best
 
 from bgbot.eval.encoding import ENCODING_VERSIONS, encode
 from bgbot.eval.evaluate import NetEvaluator, terminal_probs
@@ -113,7 +113,16 @@ def test_one_ply_choices_are_the_recorded_ones_interpreted(interpreted: dict[str
     if hashlib.sha256(Path(DEFAULT_MODEL).read_bytes()).hexdigest() != head["model_sha256"]:
         pytest.fail("the record is of another model: a new shipped model needs its choices recorded "
                     "(python benchmarks/same_choices.py --record " + str(RECORD) + ")")
-    assert list(interpreted["choices"]) == [r["1"] for r in _rows()]
+    rows = _rows()
+    differ = [(r, str(c)) for r, c in zip(rows, interpreted["choices"], strict=True) if str(c) != r["1"]]
+    if differ:  # only a tie (equities a rounding apart) may be broken the other way, and only rarely
+        from bgbot.engine.api import Engine
+
+        engine = Engine.load(DEFAULT_MODEL)
+        for r, chosen in differ:
+            tied = tied_best(engine.best_move(Position.from_id(r["position"]), tuple(r["dice"]), 1, cubeless=True))
+            assert {chosen, r["1"]} <= tied, (r, chosen)
+    assert len(differ) <= 2
 
 
 def _cli(code: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, read_jsonl
+from conftest import DATA, read_jsonl, tied_best
 
 from bgbot.engine.api import Engine
 from bgbot.errors import BgbotError
@@ -162,12 +162,12 @@ def test_the_shipped_models_recorded_choices_are_kept() -> None:
                     "(python benchmarks/same_choices.py --record " + str(RECORD) + ")")
     engine = Engine.load(DEFAULT_MODEL)
     assert len(rows) == 400
-    for i, r in enumerate(rows):
+    for i, r in enumerate(rows):  # the recorded play is the best, or tied with it (a rounding apart)
         pos, dice = Position.from_id(r["position"]), tuple(r["dice"])
-        assert engine.best_move(pos, dice, 1, cubeless=True).best.result.gnubg_id() == r["1"], r
-        assert engine.best_move(pos, dice, 1).best.result.gnubg_id() == r["1c"], r
+        assert r["1"] in tied_best(engine.best_move(pos, dice, 1, cubeless=True)), r
+        assert r["1c"] in tied_best(engine.best_move(pos, dice, 1)), r
         if i % 4 == 0:
-            assert engine.best_move(pos, dice, 2, cubeless=True).best.result.gnubg_id() == r["2"], r
+            assert r["2"] in tied_best(engine.best_move(pos, dice, 2, cubeless=True)), r
 
 
 def test_one_position_successors_equal_the_batched_rows() -> None:
