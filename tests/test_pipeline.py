@@ -311,6 +311,33 @@ def test_sibling_labels_of_the_network_join_the_main_fit_with_the_rank_loss(smal
     assert again["siblings"] == rec["siblings"] and again["fit"] == rec["fit"]  # both skipped
 
 
+def _class_siblings_config(tmp_path: Path, bank: Path, init: Path, net: str, generate: str, nets: list[str],
+                           lr: float, own: str) -> Path:
+    """A pipeline of one class network's siblings stage (``[NET_siblings]``, the preset's ``[generate]`` keys
+    ``generate``, one chunk) and a one-epoch fit of ``nets`` from ``init`` with ``own`` as its ``[fit.NET]``."""
+    preset = tmp_path / f"{net}.toml"
+    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\n" + generate)
+    cfg = tmp_path / "pipeline.toml"
+    cfg.write_text(f"""
+[pipeline]
+out = "{tmp_path / 'run'}"
+init = "{init}"
+[{net}_siblings]
+preset = "{preset}"
+seed = 4
+chunks = 1
+[fit]
+nets = {nets!r}
+epochs = 1
+lr = {lr}
+min_rows = 1
+rank = 1.0
+bank = "{bank}"
+[fit.{net}]
+{own}""".replace("'", '"'))
+    return cfg
+
+
 def test_race_sibling_labels_join_the_race_fit_and_only_it(small_bank: Path, tmp_path: Path) -> None:
     """[race_siblings] labels the plays of race rolls; the race network's fit reads them, the main network's not."""
     from bgbot.eval.inference import ModelSpec
@@ -320,29 +347,9 @@ def test_race_sibling_labels_join_the_race_fit_and_only_it(small_bank: Path, tmp
 
     init = save_checkpoint(tmp_path / "init.pt", ValueNet(ModelSpec(3, (8,))),
                            class_nets={"race": ValueNet(ModelSpec(3, (4,)))})
-    preset = tmp_path / "race.toml"
-    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\nkeep = 0.5\ncandidates = 4\n"
-                      "classes = \"race\"\nlabel = \"rollout\"\ntrials = 36\ntruncate = 2\ncommon_dice = true\n")
-    cfg = tmp_path / "pipeline.toml"
-    cfg.write_text(f"""
-[pipeline]
-out = "{tmp_path / 'run'}"
-init = "{init}"
-[race_siblings]
-preset = "{preset}"
-seed = 4
-chunks = 1
-[fit]
-nets = ["main", "race"]
-epochs = 1
-lr = 0.001
-min_rows = 1
-rank = 1.0
-bank = "{small_bank}"
-[fit.race]
-rank = 3.0
-epochs = 2
-""")
+    cfg = _class_siblings_config(
+        tmp_path, small_bank, init, "race", "keep = 0.5\ncandidates = 4\nclasses = \"race\"\nlabel = \"rollout\"\n"
+        "trials = 36\ntruncate = 2\ncommon_dice = true\n", ["main", "race"], 0.001, "rank = 3.0\nepochs = 2\n")
     rec = run_pipeline(cfg, progress=False)
     assert "siblings" not in rec and rec["race-siblings"]["chunks"] == 1
     sib = Path(rec["race-siblings"]["data"])
@@ -376,29 +383,8 @@ def test_crashed_siblings_feed_a_crashed_network_started_from_the_main_one(small
     torch.manual_seed(11)
     init = save_checkpoint(tmp_path / "init.pt", ValueNet(ModelSpec(3, (8,))),
                            class_nets={"crashed": ValueNet(ModelSpec(3, (4,)))})
-    preset = tmp_path / "crashed.toml"
-    preset.write_text("[generate]\nseed = 9\nchunk_size = 64\nparallel = 16\nkeep = 1.0\ncandidates = 4\n"
-                      "classes = \"crashed\"\n")
-    cfg = tmp_path / "pipeline.toml"
-    cfg.write_text(f"""
-[pipeline]
-out = "{tmp_path / 'run'}"
-init = "{init}"
-[crashed_siblings]
-preset = "{preset}"
-seed = 4
-chunks = 1
-[fit]
-nets = ["crashed"]
-epochs = 1
-lr = 0.01
-min_rows = 1
-rank = 1.0
-bank = "{small_bank}"
-[fit.crashed]
-from_main = true
-rank = 3.0
-""")
+    cfg = _class_siblings_config(tmp_path, small_bank, init, "crashed", "keep = 1.0\ncandidates = 4\n"
+                                 "classes = \"crashed\"\n", ["crashed"], 0.01, "from_main = true\nrank = 3.0\n")
     rec = run_pipeline(cfg, progress=False)
     sib = Path(rec["crashed-siblings"]["data"])
     assert len(load_chunks(sib)[0]) == 64 and np.bincount(load_groups(sib)).max() > 1  # plays of one roll
