@@ -343,14 +343,18 @@ def test_the_one_roll_correction_moves_only_2_ply_decisions_and_brings_them_near
 
     net = NetEvaluator(load_model(None).net)
     plain, shifted = Engine(net, cube_shift=NO_SHIFT), Engine(net)
-    rows = read_jsonl("benchmark/cube.jsonl")[:80]
+    rows = read_jsonl("benchmark/cube.jsonl")  # all 200 (6 s): on a few dozen the counts can tie
     agree = {"plain": 0, "shifted": 0}
+    over = {"plain": 0, "shifted": 0}  # 2-ply doubles where 3-ply does not
     for r in rows:
         state = CubeState(cube=r["cube"]["value"], owner={"center": "center", "on_roll": "me"}[r["cube"]["owner"]])
         deep = shifted.cube_action(r["position"], state, ply=3)
         assert deep == plain.cube_action(r["position"], state, ply=3)  # 3-ply is not corrected
         assert shifted.cube_action(r["position"], state, ply=1) == plain.cube_action(r["position"], state, ply=1)
-        agree["plain"] += plain.cube_action(r["position"], state, ply=2).action == deep.action
-        agree["shifted"] += shifted.cube_action(r["position"], state, ply=2).action == deep.action
+        for name, engine in (("plain", plain), ("shifted", shifted)):
+            two = engine.cube_action(r["position"], state, ply=2)
+            agree[name] += two.action == deep.action
+            over[name] += two.doubles and not deep.doubles
     # the shipped model's 2-ply doubles too often against its own 3-ply; the correction takes some of that back
+    assert over["shifted"] < over["plain"]
     assert agree["shifted"] > agree["plain"]

@@ -367,8 +367,8 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
     from training.gate import CHECKER, CUBE, checker_error, checker_losses, cube_agreement
 
     root = Path(__file__).resolve().parents[1]
-    # new: the shipped model; old: its parent, generation 13 (both kept in checkpoints/)
-    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen13.pt")
+    # new: the shipped model; old: its parent (both kept in checkpoints/)
+    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen14.pt")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
     new_engine, old_engine = Engine.load(new), Engine.load(old)
     mean = {}
@@ -459,3 +459,32 @@ def test_a_generation_on_the_held_out_files_is_drawn_from_its_parents_point(tmp_
     assert ("cube", "2", [0, 2], [85.1, 84.6]) in drawn
     assert ("checker", "1", [3], [3.4]) in drawn  # a parent the record does not hold: the point alone
     assert len(drawn) == 6
+
+
+def test_the_reference_reading_is_drawn_with_its_standard_error_beside_the_parents_score() -> None:
+    """The curve's reference panel: each candidate's mean over its blocks with one standard error, and its parent's
+    score on the same dice at the parent's point, found by the parent's file or, failing that, its weights."""
+    import statistics
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from training.gate import _plot_reference
+
+    parent = {"name": "p", "sha256": "a" * 64, "weights": "w" * 64}
+    by_file = {"name": "c", "sha256": "b" * 64, "parent_sha256": "a" * 64, "verdict": "pass",
+               "reference": {"candidate": [0.01, 0.03, -0.01], "parent": [0.0, 0.01, 0.0], "parent_ppg": 0.0033}}
+    by_weights = {"name": "d", "sha256": "c" * 64, "parent_sha256": "x" * 64, "parent_weights": "w" * 64,
+                  "verdict": "fail", "reference": {"candidate": [0.02, 0.02], "parent_ppg": 0.01}}
+    rows = [parent, by_file, {"name": "no reading", "sha256": "d" * 64}, by_weights]
+    fig, ax = plt.subplots()
+    drawn = _plot_reference(ax, rows, [r.get("verdict") == "fail" for r in rows])
+    lines = [(list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()]
+    plt.close(fig)
+    blocks = [0.01, 0.03, -0.01]
+    assert drawn == [(1, pytest.approx(0.01), pytest.approx(statistics.stdev(blocks) / 3 ** 0.5)),
+                     (3, pytest.approx(0.02), 0.0)]
+    assert ([0, 1], [0.0033, pytest.approx(0.01)]) in lines  # the parent joined by its file's hash
+    assert ([0, 3], [0.01, pytest.approx(0.02)]) in lines  # and by its weights' hash

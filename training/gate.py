@@ -56,8 +56,9 @@ absolute probabilities that lookahead and the cube read.
 
 Every verdict is appended to the generations record (default
 ``checkpoints/generations.jsonl``, rewritten atomically), and the
-per-generation curve (``checkpoints/generations.png``: ppg against pubeval,
-checker error against gnubg 2-ply and cube agreement, one point per generation) is redrawn
+per-generation curve (``checkpoints/generations.png``: ppg against pubeval, the
+reference reading against gnubg 0-ply, checker error against gnubg 2-ply and cube
+agreement, one point per generation) is redrawn
 from it.  Shipping stays a separate step (``python -m training.ship``), taken
 when the gate says pass.
 """
@@ -294,8 +295,44 @@ def _plot_held_out(checker_ax: Any, cube_ax: Any, rows: list[dict[str, Any]],
     return drawn
 
 
+def _plot_reference(ax: Any, rows: list[dict[str, Any]], failed: list[bool]) -> list[tuple[int, float, float]]:
+    """The reference reading of each row that has one: the candidate's ppg against the reference engine at its
+    point with one standard error of its blocks (a grey cross when it failed), joined by a dotted line to a hollow
+    point for its parent's ppg on the same dice, at the parent's own point where the record holds the parent (known
+    by its file's or its weights' SHA-256).  ppg is the candidate's (then the parent's) at 1-ply against the
+    reference, cubeless.  Returns ``(x, ppg, se)`` per candidate drawn."""
+    at = {r.get("sha256"): x for x, r in enumerate(rows)}
+    at_weights = {r.get("weights"): x for x, r in enumerate(rows) if r.get("weights")}
+    drawn: list[tuple[int, float, float]] = []
+    labelled: set[str] = set()
+
+    def label(name: str) -> str | None:
+        first = name not in labelled
+        labelled.add(name)
+        return name if first else None
+
+    for x, r in enumerate(rows):
+        ref = r.get("reference")
+        if not ref or not ref.get("candidate"):
+            continue
+        blocks = [float(b) for b in ref["candidate"]]
+        ppg = statistics.fmean(blocks)
+        se = statistics.stdev(blocks) / len(blocks) ** 0.5 if len(blocks) > 1 else 0.0
+        px = at.get(r.get("parent_sha256"), at_weights.get(r.get("parent_weights")))
+        if px is not None and "parent_ppg" in ref:
+            ax.plot([px, x], [ref["parent_ppg"], ppg], ":", color="grey", lw=0.8)
+            ax.plot([px], [ref["parent_ppg"]], "o", mfc="none", color="grey", label=label("parent, same dice"))
+        if failed[x]:
+            ax.errorbar([x], [ppg], yerr=[se], fmt="x", color="grey", capsize=3, label=label("candidate not shipped"))
+        else:
+            ax.errorbar([x], [ppg], yerr=[se], fmt="o", color="tab:blue", capsize=3, label=label("bgbot 1-ply"))
+        drawn.append((x, ppg, se))
+    return drawn
+
+
 def plot_generations(record: str | Path, png: str | Path) -> Path:
-    """Draw ppg against pubeval, checker error against gnubg 2-ply and cube agreement, one point per generation
+    """Draw ppg against pubeval, the gate's reference reading (1-ply against gnubg 0-ply, with the parent on the same
+    dice), checker error against gnubg 2-ply and cube agreement, one point per generation
     (cube agreement only for the generations the gate measured it for; the checker and cube curves only for
     rows measured on the default benchmark files, so that one curve never mixes two sets of positions; rows
     measured on other files are hollow grey points joined to their parent's figures on those files). The curves
@@ -313,8 +350,8 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     names = ["" if f else r["name"] + ("" if d else " (other data)")
              for r, d, f in zip(rows, default, failed, strict=True)]
     xs = list(range(len(rows)))
-    fig, (top, bottom, cube_ax) = plt.subplots(3, 1, figsize=(11, 9), dpi=100, sharex=True,
-                                               gridspec_kw={"height_ratios": [3, 3, 2]})
+    fig, (top, ref_ax, bottom, cube_ax) = plt.subplots(4, 1, figsize=(11, 11), dpi=100, sharex=True,
+                                                       gridspec_kw={"height_ratios": [3, 2, 3, 2]})
 
     def crosses(ax: Any, pts: list[tuple[int, float]], label: str | None = None) -> None:
         if pts:
@@ -332,6 +369,12 @@ def plot_generations(record: str | Path, png: str | Path) -> Path:
     top.set_ylabel("ppg vs pubeval")
     top.legend(loc="lower right", fontsize=8)
     top.grid(alpha=0.3)
+    if _plot_reference(ref_ax, rows, failed):
+        ref_ax.axhline(0.0, color="tab:red", lw=0.8, ls=":", label="level with it")
+        ref_ax.axhline(0.02, color="tab:green", lw=0.8, ls="--", label="target +0.02")
+        ref_ax.legend(loc="upper left", fontsize=8, ncol=2)
+    ref_ax.set_ylabel("ppg vs the gate's\nreference (gnubg 0-ply)")
+    ref_ax.grid(alpha=0.3)
     for ply, style in ((1, "o-"), (2, "s-")):
         pts = [(x, r["checker"][str(ply)]["all"]) for x, r in zip(xs, rows, strict=True)
                if str(ply) in r.get("checker", {}) and default[x]]
