@@ -668,24 +668,28 @@ def reference_reading(
     kept = [r for r in load_ledger(ledger) if r["kind"] == "reference"]
     ppgs: dict[str, list[float]] = {}
     todo = []
-    for who, path, ident in (("candidate", candidate, mine), ("parent", parent, theirs)):
+    for who, ident in (("candidate", mine), ("parent", theirs)):
         held = _recorded_reference(held_rows, ident, key)
         if held is None:
-            todo.append((who, path))
+            todo.append(who)
         else:
             ppgs[who] = held
             if reused is not None:
                 reused.append(f"reference {who}")
+    nets = {"candidate": (candidate, mine), "parent": (parent, theirs)}
+    from_ledger = dict.fromkeys(todo, 0)
+    for who in todo:
+        ppgs[who] = []
+    # seed by seed, the candidate's block then the parent's: a gate stopped part way leaves paired blocks, which
+    # :func:`ledger_reading` reads
     with tqdm(total=blocks * len(todo), desc=f"against {reference}", unit="block", disable=not progress) as bar:
-        for who, path in todo:
-            ppgs[who] = []
-            net = mine if who == "candidate" else theirs
-            from_ledger = 0
-            for s in seeds:
+        for s in seeds:
+            for who in todo:
+                path, net = nets[who]
                 block = _ledger_find(kept, _block_key(net, reference, games, s))
                 if block is not None:
                     ppgs[who].append(float(block["ppg"]))
-                    from_ledger += 1
+                    from_ledger[who] += 1
                     bar.update()
                     continue
                 resume = _pit_folder(work, f"reference-{net.weights[:12]}-{_slug(reference)}-g{games}-s{s}")
@@ -696,12 +700,43 @@ def reference_reading(
                 ppgs[who].append(rep.ppg)
                 _ledger_add(ledger, {**_block_key(net, reference, games, s), "ppg": rep.ppg, "se": rep.ppg_se})
                 bar.update()
-            if from_ledger and reused is not None:
-                reused.append(f"reference {who} blocks")
+    if reused is not None:
+        reused += [f"reference {who} blocks" for who in todo if from_ledger[who]]
     diff = [a - b for a, b in zip(ppgs["candidate"], ppgs["parent"], strict=True)]
     return {**key, "ply": 1, "candidate": ppgs["candidate"], "parent": ppgs["parent"],
             "candidate_ppg": statistics.fmean(ppgs["candidate"]), "parent_ppg": statistics.fmean(ppgs["parent"]),
             "diff": statistics.fmean(diff), "se": statistics.stdev(diff) / len(diff) ** 0.5}
+
+
+def ledger_reading(
+    ledger: str | Path, candidate: str | Path, parent: str | Path, reference: str, *, games: int, blocks: int,
+    seed: int, duel_games: int, duel_seed: int,
+) -> dict[str, Any]:
+    """What a gate's ledger holds so far for ``candidate`` against ``parent``, playing nothing: the reading of a gate
+    still running or stopped part way.
+
+    ``reference``, ``games``, ``blocks`` and ``seed`` name the reference blocks as :func:`reference_reading` plays
+    them, ``duel_games`` and ``duel_seed`` the duel. Returns ``paired``: the seeds both networks have played,
+    ``candidate_ppg`` / ``parent_ppg``: their means over those seeds (each network's point of view against the
+    reference), ``diff`` and ``se``: the paired difference's mean and standard error (None under two pairs), and
+    ``duel``: the ledger's duel row (the candidate's point of view) or None.
+    """
+    check_reference(reference, games, blocks, seed)
+    rows = load_ledger(ledger)
+    mine, theirs = Known(candidate), Known(parent)
+    pairs = []
+    for s in range(seed, seed + blocks):
+        a = _ledger_find(rows, _block_key(mine, reference, games, s))
+        b = _ledger_find(rows, _block_key(theirs, reference, games, s))
+        if a is not None and b is not None:
+            pairs.append((s, float(a["ppg"]), float(b["ppg"])))
+    diff = [a - b for _, a, b in pairs]
+    return {"against": reference, "games": games, "blocks": blocks, "paired": [s for s, _, _ in pairs],
+            "candidate_ppg": statistics.fmean(a for _, a, _ in pairs) if pairs else None,
+            "parent_ppg": statistics.fmean(b for _, _, b in pairs) if pairs else None,
+            "diff": statistics.fmean(diff) if diff else None,
+            "se": statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) >= 2 else None,
+            "duel": _ledger_find(rows, _duel_key(mine, theirs, duel_games, duel_seed))}
 
 
 def _finished(report: Any, what: str) -> Any:
@@ -787,6 +822,20 @@ def _recorded(rows: list[dict[str, Any]], net: Known, n_checker: int, n_cube: in
     return None
 
 
+def _print_so_far(r: dict[str, Any]) -> None:
+    n = len(r["paired"])
+    if n:
+        se = f" +- {r['se']:.4f}" if r["se"] is not None else ""
+        print(f"against {r['against']}: {n} of {r['blocks']} blocks of {r['games']} games paired: candidate "
+              f"{r['candidate_ppg']:+.4f}, parent "
+              f"{r['parent_ppg']:+.4f}, paired {r['diff']:+.4f}{se}")
+    else:
+        print(f"against {r['against']}: none of {r['blocks']} blocks paired yet")
+    duel = r["duel"]
+    print(f"duel: {duel['ppg']:+.4f} +- {duel['se']:.4f} ({duel['games']} games, seed {duel['seed']})" if duel
+          else "duel: not finished")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("candidate")
@@ -813,7 +862,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reference-games", type=int, default=2000, help="games a block (default 2000)")
     ap.add_argument("--reference-blocks", type=int, default=0, help="blocks against the reference (0: no reading)")
     ap.add_argument("--reference-seed", type=int, default=1, help="the first block's seed (default 1)")
+    ap.add_argument("--so-far", action="store_true",
+                    help="measure and play nothing: print what --ledger holds so far for these networks (the paired "
+                         "reference blocks and the duel)")
     args = ap.parse_args(argv)
+    if args.so_far:
+        if not args.ledger:
+            raise ConfigError("--so-far reads a gate ledger: give it with --ledger FILE")
+        _print_so_far(ledger_reading(args.ledger, args.candidate, args.parent, args.reference,
+                                     games=args.reference_games, blocks=args.reference_blocks,
+                                     seed=args.reference_seed, duel_games=args.games, duel_seed=args.seed))
+        return
     row = gate(args.candidate, args.parent, args.name, games=args.games, seed=args.seed, workers=args.workers,
                yardstick=args.yardstick, record=args.record, note=args.note, checker_data=args.checker_data,
                cube_data=args.cube_data, reference=args.reference, reference_games=args.reference_games,
