@@ -69,6 +69,7 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,18 +270,26 @@ def append_record(path: str | Path, row: dict[str, Any]) -> None:
     write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
+def _parent_at(rows: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int | None]:
+    """A function from a record row to its parent's index in ``rows`` (known by its file's SHA-256, else by its
+    weights'), or None where the record does not hold the parent."""
+    at = {r.get("sha256"): x for x, r in enumerate(rows)}
+    at_weights = {r.get("weights"): x for x, r in enumerate(rows) if r.get("weights")}
+    return lambda r: at.get(r.get("parent_sha256"), at_weights.get(r.get("parent_weights")))
+
+
 def _plot_held_out(checker_ax: Any, cube_ax: Any, rows: list[dict[str, Any]],
                    default: list[bool]) -> list[tuple[str, str, list[int], list[float]]]:
     """Rows measured on other benchmark files (the held-out 3,000 / 1,000): hollow markers, each joined to its
-    parent's figures on the same files at the parent's own point, where the record holds the parent.  Returns
-    what it drew: ``(figure, ply, xs, ys)`` per line."""
-    at = {r.get("sha256"): x for x, r in enumerate(rows)}
+    parent's figures on the same files at the parent's own point, where the record holds the parent (known by its
+    file's or its weights' SHA-256).  Returns what it drew: ``(figure, ply, xs, ys)`` per line."""
+    parent_at = _parent_at(rows)
     drawn: list[tuple[str, str, list[int], list[float]]] = []
     labelled: set[tuple[str, str]] = set()  # one legend entry per figure and ply
     for x, r in enumerate(rows):
         if default[x] or "parent_measures" not in r:
             continue
-        px = at.get(r.get("parent_sha256"))
+        px = parent_at(r)
         for ax, key, plies, fig in ((checker_ax, "checker", ("1", "2"), "all"), (cube_ax, "cube", ("2",), "agree")):
             for ply in plies:
                 if ply not in r.get(key, {}) or ply not in r["parent_measures"].get(key, {}):
@@ -301,8 +310,7 @@ def _plot_reference(ax: Any, rows: list[dict[str, Any]], failed: list[bool]) -> 
     point for its parent's ppg on the same dice, at the parent's own point where the record holds the parent (known
     by its file's or its weights' SHA-256).  ppg is the candidate's (then the parent's) at 1-ply against the
     reference, cubeless.  Returns ``(x, ppg, se)`` per candidate drawn."""
-    at = {r.get("sha256"): x for x, r in enumerate(rows)}
-    at_weights = {r.get("weights"): x for x, r in enumerate(rows) if r.get("weights")}
+    parent_at = _parent_at(rows)
     drawn: list[tuple[int, float, float]] = []
     labelled: set[str] = set()
 
@@ -318,7 +326,7 @@ def _plot_reference(ax: Any, rows: list[dict[str, Any]], failed: list[bool]) -> 
         blocks = [float(b) for b in ref["candidate"]]
         ppg = statistics.fmean(blocks)
         se = statistics.stdev(blocks) / len(blocks) ** 0.5 if len(blocks) > 1 else 0.0
-        px = at.get(r.get("parent_sha256"), at_weights.get(r.get("parent_weights")))
+        px = parent_at(r)
         if px is not None and "parent_ppg" in ref:
             ax.plot([px, x], [ref["parent_ppg"], ppg], ":", color="grey", lw=0.8)
             ax.plot([px], [ref["parent_ppg"]], "o", mfc="none", color="grey", label=label("parent, same dice"))
