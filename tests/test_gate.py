@@ -89,7 +89,7 @@ def test_a_rebuilt_checkpoint_of_the_same_weights_reads_the_record(tmp_path: Pat
     assert rebuilt.read_bytes() != cand.read_bytes()
     again = gate(rebuilt, parent, "g1-rebuilt", **kw)  # type: ignore[arg-type]
     assert again["sha256"] != row["sha256"] and again["weights"] == row["weights"]
-    assert again["reused"] == ["measures", "duel", "reference candidate", "reference parent"]
+    assert again["reused"] == ["measures", "reference candidate", "reference parent", "duel"]
     assert again["checker"] == row["checker"] and again["reference"] == row["reference"]
     # another record (a pipeline run's) reads this one's figures and writes its own row only
     elsewhere = tmp_path / "run" / "generations.jsonl"
@@ -243,7 +243,7 @@ def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path
           "work": tmp_path / "work"}
     with pytest.raises(KeyboardInterrupt):
         gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
-    assert [r.resumed_games for r in reports] == [0, 0, 0]  # the duel and both networks' blocks of seed 5 were played
+    assert [r.resumed_games for r in reports] == [0, 0]  # both networks' blocks of seed 5 were played, before the duel
     assert not (tmp_path / "g.jsonl").exists()
     reports.clear()
     kill["seed"] = -1
@@ -251,8 +251,8 @@ def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path
 
     monkeypatch.setattr(training.gate, "measure", lambda *a, **k: pytest.fail("measured again"))
     row = gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
-    # run again: the measures, the duel and the blocks of seed 5 come from the folder; the two of seed 6 are played
-    assert [r.resumed_games for r in reports] == [4, 4, 4, 0, 0]
+    # run again: the measures and the blocks of seed 5 come from the folder; the two of seed 6 and the duel are played
+    assert [r.resumed_games for r in reports] == [4, 4, 0, 0, 0]
     assert "measures" in row["reused"]
     monkeypatch.undo()
     fresh = gate(cand, parent, "y", **{**kw, "record": tmp_path / "h.jsonl", "work": None})  # type: ignore[arg-type]
@@ -264,8 +264,8 @@ def test_a_killed_gate_keeps_its_finished_pits_in_its_work_folder(tmp_path: Path
 def test_a_gate_ledger_lets_a_fresh_checkout_resume_a_killed_gate(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The ledger keeps every finished measure, duel and reference block: a gate killed mid-block and run again
-    with no work folder (another checkout) measures nothing, plays only the blocks it lacks, and gives the
-    figures of a gate never killed."""
+    with no work folder (another checkout) measures nothing, plays only the blocks it lacks and then the duel, and
+    gives the figures of a gate never killed."""
     import bgbot.play.pit as pit
     import training.gate as gate_module
     from training.gate import Known, ledger_reading, load_ledger
@@ -289,26 +289,27 @@ def test_a_gate_ledger_lets_a_fresh_checkout_resume_a_killed_gate(tmp_path: Path
     with pytest.raises(KeyboardInterrupt):
         gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
     rows = load_ledger(ledger)
-    # seed by seed: the candidate's and the parent's first blocks finished, a pair
-    assert [r["kind"] for r in rows] == ["measures", "measures", "duel", "reference", "reference"]
-    assert [r["seed"] for r in rows[3:]] == [5, 5] and rows[3]["against"] == "pubeval" and rows[3]["games"] == 4
-    assert {r["weights"] for r in rows[3:]} == {Known(cand).weights, Known(parent).weights}
+    # the reference blocks before the duel, seed by seed: the candidate's and the parent's first blocks, a pair
+    assert [r["kind"] for r in rows] == ["measures", "measures", "reference", "reference"]
+    assert [r["seed"] for r in rows[2:]] == [5, 5] and rows[2]["against"] == "pubeval" and rows[2]["games"] == 4
+    assert {r["weights"] for r in rows[2:]} == {Known(cand).weights, Known(parent).weights}
     # what the stopped gate holds so far, read without playing
     so_far = ledger_reading(ledger, cand, parent, "pubeval", games=4, blocks=2, seed=5, duel_games=4, duel_seed=1)
-    mine = next(r for r in rows[3:] if r["weights"] == Known(cand).weights)
-    assert so_far["paired"] == [5] and so_far["se"] is None and so_far["duel"]["ppg"] == rows[2]["ppg"]
+    mine = next(r for r in rows[2:] if r["weights"] == Known(cand).weights)
+    assert so_far["paired"] == [5] and so_far["se"] is None and so_far["duel"] is None
     assert so_far["diff"] == pytest.approx(mine["ppg"] - so_far["parent_ppg"])
     played.clear()
     kill["seed"] = -1
     monkeypatch.setattr(gate_module, "measure", lambda *a, **k: pytest.fail("measured again"))
     row = gate(cand, parent, "x", **kw)  # type: ignore[arg-type]
-    assert played == [("pubeval", 6), ("pubeval", 6)]  # the candidate's second block, then the parent's
-    assert row["reused"] == ["measures", "duel", "reference candidate blocks", "reference parent blocks"]
-    assert [r["kind"] for r in load_ledger(ledger)] == ["measures", "measures", "duel", "reference", "reference",
-                                                        "reference", "reference"]
+    # the candidate's second block, the parent's, then the duel
+    assert played == [("pubeval", 6), ("pubeval", 6), (f"bgbot:checkpoint={parent}", 1)]
+    assert row["reused"] == ["measures", "reference candidate blocks", "reference parent blocks"]
+    assert [r["kind"] for r in load_ledger(ledger)] == ["measures", "measures", "reference", "reference",
+                                                        "reference", "reference", "duel"]
     whole = ledger_reading(ledger, cand, parent, "pubeval", games=4, blocks=2, seed=5, duel_games=4, duel_seed=1)
     assert whole["paired"] == [5, 6] and whole["diff"] == pytest.approx(row["reference"]["diff"])
-    assert whole["se"] == pytest.approx(row["reference"]["se"])
+    assert whole["se"] == pytest.approx(row["reference"]["se"]) and whole["duel"]["ppg"] == row["duel"]["ppg"]
     monkeypatch.undo()
     fresh = gate(cand, parent, "y", **{**kw, "record": tmp_path / "h.jsonl", "ledger": None})  # type: ignore[arg-type]
     assert row["duel"] == fresh["duel"] and row["reference"] == fresh["reference"]

@@ -490,6 +490,12 @@ def gate(
     if theirs is None:
         theirs = measure(parent, rows, cube_rows, cube_plies)
         _keep_measures(work, theirs_id, data, theirs, ledger)
+    reading = None
+    if reference_blocks:  # before the duel: the rule that decides, and a gate stopped part way leaves paired blocks
+        reading = reference_reading(
+            candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
+            workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id),
+            work=work, ledger=ledger)
     duel_row = _recorded_duel(held, mine_id, theirs_id, games, seed)
     if duel_row is None and (kept_duel := _ledger_find(kept, _duel_key(mine_id, theirs_id, games, seed))):
         duel_row = {"ppg": kept_duel["ppg"], "se": kept_duel["se"], "games": games, "seed": seed}
@@ -509,11 +515,8 @@ def gate(
         "parent_checker_1ply": theirs["checker"]["1"]["all"], "parent_measures": theirs,
         "duel": duel_row,
     }
-    if reference_blocks:
-        row["reference"] = reference_reading(
-            candidate, parent, reference, games=reference_games, blocks=reference_blocks, seed=reference_seed,
-            workers=workers, record=record, progress=progress, reused=reused, known=(held, mine_id, theirs_id),
-            work=work, ledger=ledger)
+    if reading is not None:
+        row["reference"] = reading
     if yardstick:
         from bgbot.eval import pubeval
         from bgbot.eval.evaluate import NetEvaluator
