@@ -499,3 +499,21 @@ def test_the_reference_reading_is_drawn_with_its_standard_error_beside_the_paren
                      (3, pytest.approx(0.02), 0.0)]
     assert ([0, 1], [0.0033, pytest.approx(0.01)]) in lines  # the parent joined by its file's hash
     assert ([0, 3], [0.01, pytest.approx(0.02)]) in lines  # and by its weights' hash
+
+
+def test_so_far_names_what_it_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--so-far`` reads a ledger's reference blocks: without a ledger or blocks it says which option is missing;
+    with them it prints the paired reading (here: nothing paired yet, no duel)."""
+    from training.gate import main
+
+    parent, cand = _two_nets(tmp_path)
+    base = [str(cand), "--parent", str(parent), "--name", "x", "--so-far"]
+    with pytest.raises(ConfigError, match="--ledger FILE"):
+        main(base)
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text("")
+    with pytest.raises(ConfigError, match="--reference-blocks 0"):
+        main([*base, "--ledger", str(ledger)])
+    main([*base, "--ledger", str(ledger), "--reference", "pubeval", "--reference-blocks", "3"])
+    out = capsys.readouterr().out
+    assert "none of 3 blocks paired yet" in out and "duel: not finished" in out

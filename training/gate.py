@@ -880,6 +880,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.so_far:
         if not args.ledger:
             raise ConfigError("--so-far reads a gate ledger: give it with --ledger FILE")
+        if args.reference_blocks < 2:
+            raise ConfigError(f"--so-far reads reference blocks: give --reference and --reference-blocks (>= 2), got "
+                              f"--reference-blocks {args.reference_blocks}")
         _print_so_far(ledger_reading(args.ledger, args.candidate, args.parent, args.reference,
                                      games=args.reference_games, blocks=args.reference_blocks,
                                      seed=args.reference_seed, duel_games=args.games, duel_seed=args.seed))
