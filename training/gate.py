@@ -325,7 +325,7 @@ def _plot_reference(ax: Any, rows: list[dict[str, Any]], failed: list[bool]) -> 
             continue
         blocks = [float(b) for b in ref["candidate"]]
         ppg = statistics.fmean(blocks)
-        se = statistics.stdev(blocks) / len(blocks) ** 0.5 if len(blocks) > 1 else 0.0
+        se = _standard_error(blocks) or 0.0
         px = parent_at(r)
         if px is not None and "parent_ppg" in ref:
             ax.plot([px, x], [ref["parent_ppg"], ppg], ":", color="grey", lw=0.8)
@@ -631,6 +631,12 @@ def verdict_rules(row: dict[str, Any]) -> dict[str, bool]:
     return rules
 
 
+def _standard_error(values: list[float]) -> float | None:
+    """The standard error of ``values``' mean (their sample standard deviation over the root of their count); None
+    under two values."""
+    return statistics.stdev(values) / len(values) ** 0.5 if len(values) >= 2 else None
+
+
 def check_reference(reference: str, games: int, blocks: int, seed: int) -> None:
     """Refuse reference-reading settings that cannot give a reading (a :class:`ConfigError` quoting them)."""
     from bgbot.play.pit import parse_bot_spec
@@ -689,8 +695,7 @@ def reference_reading(
                 reused.append(f"reference {who}")
     nets = {"candidate": (candidate, mine), "parent": (parent, theirs)}
     from_ledger = dict.fromkeys(todo, 0)
-    for who in todo:
-        ppgs[who] = []
+    ppgs.update({who: [] for who in todo})
     # seed by seed, the candidate's block then the parent's: a gate stopped part way leaves paired blocks, which
     # :func:`ledger_reading` reads
     with tqdm(total=blocks * len(todo), desc=f"against {reference}", unit="block", disable=not progress) as bar:
@@ -716,7 +721,7 @@ def reference_reading(
     diff = [a - b for a, b in zip(ppgs["candidate"], ppgs["parent"], strict=True)]
     return {**key, "ply": 1, "candidate": ppgs["candidate"], "parent": ppgs["parent"],
             "candidate_ppg": statistics.fmean(ppgs["candidate"]), "parent_ppg": statistics.fmean(ppgs["parent"]),
-            "diff": statistics.fmean(diff), "se": statistics.stdev(diff) / len(diff) ** 0.5}
+            "diff": statistics.fmean(diff), "se": _standard_error(diff)}
 
 
 def ledger_reading(
@@ -746,7 +751,7 @@ def ledger_reading(
             "candidate_ppg": statistics.fmean(a for _, a, _ in pairs) if pairs else None,
             "parent_ppg": statistics.fmean(b for _, _, b in pairs) if pairs else None,
             "diff": statistics.fmean(diff) if diff else None,
-            "se": statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) >= 2 else None,
+            "se": _standard_error(diff),
             "duel": _ledger_find(rows, _duel_key(mine, theirs, duel_games, duel_seed))}
 
 
@@ -838,8 +843,7 @@ def _print_so_far(r: dict[str, Any]) -> None:
     if n:
         se = f" +- {r['se']:.4f}" if r["se"] is not None else ""
         print(f"against {r['against']}: {n} of {r['blocks']} blocks of {r['games']} games paired: candidate "
-              f"{r['candidate_ppg']:+.4f}, parent "
-              f"{r['parent_ppg']:+.4f}, paired {r['diff']:+.4f}{se}")
+              f"{r['candidate_ppg']:+.4f}, parent {r['parent_ppg']:+.4f}, paired {r['diff']:+.4f}{se}")
     else:
         print(f"against {r['against']}: none of {r['blocks']} blocks paired yet")
     duel = r["duel"]
