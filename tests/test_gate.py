@@ -379,7 +379,7 @@ def test_checker_losses_add_up_to_the_gates_error_and_pair_up(tmp_path: Path) ->
 
     root = Path(__file__).resolve().parents[1]
     # new: the shipped model; old: its parent (both kept in checkpoints/)
-    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen14.pt")
+    new, old = str(root / "checkpoints" / "bgbot-default.pt"), str(root / "checkpoints" / "bgbot-gen15.pt")
     rows = [json.loads(line) for line in CHECKER.read_text().splitlines() if line.strip()][:30]
     new_engine, old_engine = Engine.load(new), Engine.load(old)
     mean = {}
