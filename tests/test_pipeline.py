@@ -93,6 +93,27 @@ def test_a_network_no_epoch_improves_stays_as_it_was_and_the_pipeline_goes_on(
     assert rec["gate"]["verdict"] in ("pass", "fail")  # and the gate still ran
 
 
+def test_fit_keep_reaches_each_networks_fit_and_names_the_epoch_written(small_bank: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """[fit] keep, or a network's [fit.NET] keep over it, is the keep its fit is called with; the stage record
+    names the epoch written."""
+    import training.refine
+
+    real, seen = training.refine.fit, []
+
+    def spy(*a: object, **k: object) -> dict[str, object]:
+        seen.append(k["keep"])
+        return real(*a, **k)
+
+    monkeypatch.setattr(training.refine, "fit", spy)
+    cfg = _config(tmp_path, small_bank, epochs=2)
+    cfg.write_text(cfg.read_text().replace("min_rows = 10\n", 'min_rows = 10\nkeep = "best"\n')
+                   .replace("[gate]\n", '[fit.main]\nkeep = "last"\n[gate]\n'))
+    rec = run_pipeline(cfg, progress=False)
+    main = rec["fit"]["nets"]["main"]
+    assert seen == ["last"] and main["fitted"] and main["kept_epoch"] == 2
+
+
 def test_the_gate_stage_reads_the_benchmark_files_it_names_and_keeps_its_ledger(small_bank: Path,
                                                                                  tmp_path: Path) -> None:
     from training.gate import load_ledger
@@ -173,6 +194,9 @@ def test_the_cli_runs_a_pipeline_and_reports_its_stages(small_bank: Path, tmp_pa
     ("[pipeline]\ninit='m.pt'\n[gate]\nledger=3\n", r"\[gate\] ledger must be a file name, got 3"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\n[fit.main]\nfrom_main=true\n",
      r"\[fit.main\]: unknown keys \['from_main'\]"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nkeep='final'\n", r"\[fit\] keep must be best or last, got 'final'"),
+    ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['main']\n[fit.main]\nkeep=1\n",
+     r"\[fit.main\] keep must be best or last, got 1"),
     ("[pipeline]\ninit='m.pt'\n[fit]\nnets=['crashed']\n[fit.crashed]\nfrom_main=1\n",
      r"\[fit.crashed\] from_main must be true or false, got 1"),
     ("[pipeline]\ninit='m.pt'\n[crashed_siblings]\nchunks=2\n[fit]\nnets=['main']\n",

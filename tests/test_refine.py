@@ -176,6 +176,28 @@ def test_a_fit_that_never_beats_its_start_writes_nothing(tmp_path: Path, init: P
     assert summary["history"][1]["holdout_bce"] > summary["history"][0]["holdout_bce"]
 
 
+def test_keep_last_writes_the_last_epoch_even_when_the_held_out_loss_rose(tmp_path: Path, init: Path) -> None:
+    """keep="last" writes the last epoch's network where "best" would write none; "best" names the epoch it kept."""
+
+    generate(init, tmp_path / "run", 4, CFG, progress=False)
+    # the rate of the test above: every epoch's held-out loss is worse than the start's
+    summary = fit(init, tmp_path / "run", tmp_path / "last", epochs=1, lr=0.9, batch=16, progress=False, keep="last")
+    hist = summary["history"]
+    assert hist[1]["holdout_bce"] > hist[0]["holdout_bce"] and summary["kept_epoch"] == 1
+    written = load_checkpoint(tmp_path / "last" / "refined.pt")
+    assert written.data["config"]["refined"]["keep"] == "last"
+    start = load_checkpoint(init)
+    assert any(not torch.equal(a, b) for a, b in zip(start.net.state_dict().values(),
+                                                       written.net.state_dict().values(), strict=True))
+    # a gentle rate improves on the start: "best" writes the epoch of least held-out loss and says which
+    best = fit(init, tmp_path / "run", tmp_path / "best", epochs=3, lr=1e-3, batch=16, progress=False)
+    losses = [h["holdout_bce"] for h in best["history"]]
+    assert best["kept_epoch"] == int(np.argmin(losses)) > 0
+    assert "keep" not in load_checkpoint(tmp_path / "best" / "refined.pt").data["config"]["refined"]
+    with pytest.raises(ConfigError, match="keep 'first': choose best or last"):
+        fit(init, tmp_path / "run", tmp_path / "bad", keep="first", progress=False)
+
+
 def test_fit_without_data_is_a_clear_error(tmp_path: Path, init: Path) -> None:
     with pytest.raises(ConfigError, match="run generate first"):
         fit(init, tmp_path / "nothing", tmp_path / "fit", progress=False)

@@ -16,6 +16,7 @@ MAX_LIVE_BYTES = 2**31  # the live games' move history, parallel_games * max_tur
 MAX_COUNT = 10**12  # games, batch sizes and intervals beyond this are typing mistakes, not plans
 #: the learning rate's courses of a supervised fit (training.refine.fit's ``schedule``)
 SCHEDULES = ("constant", "cosine")
+KEEP = ("best", "last")  # which epoch's network a supervised fit writes (training.refine.fit)
 
 
 @dataclass(frozen=True)

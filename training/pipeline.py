@@ -9,8 +9,9 @@ A pipeline config (``configs/train/*.toml``) has up to eight tables::
     [race_siblings]  the same for the race network's fit (a race preset such as configs/refine/race-rollout-rank.toml)
     [crashed_siblings]  the same for the crashed network's fit (configs/refine/crashed-2ply-rank.toml)
     [fit]       nets = ["main", "crashed", "race"], epochs, lr, batch, holdout, seed, min_rows, bank, shards,
-                schedule, rank, to_end (networks fitted to labels rolled out to the end only),
-                [fit.NET] epochs, lr, schedule, rank: one network's own settings (e.g. [fit.race]), and for a
+                schedule, rank, keep ("best": the epoch of least held-out loss, none if none improves;
+                "last": the last epoch's), to_end (networks fitted to labels rolled out to the end only),
+                [fit.NET] epochs, lr, schedule, rank, keep: one network's own settings (e.g. [fit.race]), and for a
                 class network from_main = true: start it from a copy of the main network (as fitted so far),
                 ensemble = [seed, ...], ensemble_width, ensemble_epochs, ensemble_lr (fresh main networks
                 fitted to the same labels and joined to the refit as one wide network)
@@ -36,8 +37,9 @@ rerun with the same settings skips it, and a changed setting reruns it and the s
    once, repeated labels combined; ``shards = N`` reads the manifest's first N shards only, so that a
    config names the same labels as the bank grows) written as training chunks, then each network of
    ``nets`` fitted to the rows of its class in turn (:func:`training.refine.fit`: minibatch Adam on the
-   cross-entropy, the best held-out epoch kept; with a siblings stage the main network's fit also reads
-   its labels, and with a race-siblings stage the race network's, ``rank`` weighing their sibling loss);
+   cross-entropy, the best held-out epoch kept, or the last with ``keep = "last"``; with a siblings stage the
+   main network's fit also reads its labels, and with a race-siblings stage the race network's, ``rank``
+   weighing their sibling loss);
    a network with fewer than ``min_rows`` rows (the bank's and its sibling labels') is left as it is.
    With ``ensemble = [s1, s2, ...]``, one fresh main network a seed (``ensemble_width`` hidden units
    from random weights seeded by it, ``ensemble_epochs`` at ``ensemble_lr`` on the same labels) is
@@ -72,11 +74,11 @@ import numpy as np
 from bgbot.errors import ConfigError
 from bgbot.eval.inference import CLASS_NETS
 from bgbot.fileio import atomic_open, write_text_atomic
-from training.config import SCHEDULES
+from training.config import KEEP, SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("selfplay", "siblings", "race-siblings", "crashed-siblings", "fit", "gate", "ship")
-PER_NET = ("epochs", "lr", "schedule", "rank")  # the [fit] keys a network's own subtable may set
+PER_NET = ("epochs", "lr", "schedule", "rank", "keep")  # the [fit] keys a network's own subtable may set
 CLASS_ONLY = ("from_main",)  # and the keys only a class network's subtable may set
 # the siblings tables: table name, stage name, the network whose fit reads the labels
 SIBLING_TABLES = (("siblings", "siblings", "main"), ("race_siblings", "race-siblings", "race"),
@@ -100,6 +102,7 @@ class FitStage:
     shards: int = 0  # the manifest's first N shards (0: all of them)
     schedule: str = "constant"  # the learning rate's course (training.config.SCHEDULES)
     rank: float = 0.0  # the sibling loss's weight in the main network's fit (with a [siblings] stage)
+    keep: str = "best"  # the epoch whose network a fit writes: "best" held-out loss (none if none improves) or "last"
     # networks fitted only to labels rolled out to the end (no network's value at a truncated leaf), such as the
     # race network's of `bgbot label --only race` (docs/training.md: pointwise race fits, "Races rolled out to the end")
     to_end: tuple[str, ...] = ()
@@ -152,6 +155,8 @@ class FitStage:
             raise ConfigError(f"[fit] holdout must be a share above 0 and below 0.5, got {self.holdout!r}")
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"[fit] schedule must be {' or '.join(SCHEDULES)}, got {self.schedule!r}")
+        if self.keep not in KEEP:
+            raise ConfigError(f"[fit] keep must be {' or '.join(KEEP)}, got {self.keep!r}")
         if isinstance(self.rank, bool) or not isinstance(self.rank, int | float) or not 0 <= self.rank < 1e3:
             raise ConfigError(f"[fit] rank must be a number >= 0, got {self.rank!r}")
         for name in ("batch", "seed", "min_rows", "shards"):
@@ -552,11 +557,12 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         try:  # [fit] with this network's [fit.NET]
             res = fit(current, sources, out, epochs=own.epochs, lr=own.lr, batch=st.batch, holdout=st.holdout,
                       seed=st.seed, schedule=own.schedule, progress=progress, net_name=net,
-                      rank=own.rank if len(sources) > 1 else 0.0, from_main=bool(mine.get("from_main", False)))
+                      rank=own.rank if len(sources) > 1 else 0.0, from_main=bool(mine.get("from_main", False)),
+                      keep=own.keep)
         except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue
-        best = {k: v for k, v in res.items() if k.startswith("best_")}
+        best = {k: v for k, v in res.items() if k.startswith("best_") or k == "kept_epoch"}
         fitted[net] = {"rows": n, **({"sibling_rows": n_extra} if extra is not None else {}), "fitted": True,
                        "positions_train": res.get("positions_train"), "positions_holdout": res.get("positions_holdout"),
                        **best}

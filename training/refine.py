@@ -100,7 +100,7 @@ from bgbot.labels.generate import advance_games
 from bgbot.rules.dice import reroll_opening_doubles
 from bgbot.rules.movegen import successors_batch
 from bgbot.rules.position import Position, PositionClass, classify_boards
-from training.config import SCHEDULES
+from training.config import KEEP, SCHEDULES
 
 START = np.asarray(Position.start().board, dtype=np.int8)
 
@@ -155,6 +155,7 @@ class FitConfig:
     class_nets_from: str = ""  # a model whose class networks the written model carries instead of init's
     rank: float = 0.0  # > 0: weight of the sibling (ranking) loss on grouped rows, see fit
     from_main: bool = False  # a class network's fit starts from a copy of the main network, see fit
+    keep: str = "best"  # the network written: "best" (least held-out loss; none if no epoch improves) or "last"
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -637,6 +638,7 @@ def fit(
     encoding: int = 0,
     schedule: str = "constant",
     from_main: bool = False,
+    keep: str = "best",
 ) -> dict[str, object]:
     """Fit one of ``init``'s networks to the labels under ``data``; writes ``out/refined.pt`` (best held-out epoch).
 
@@ -668,9 +670,16 @@ def fit(
     ``schedule`` is the learning rate's course: ``"constant"`` (``lr`` throughout), or ``"cosine"``
     (from ``lr`` down to zero over the epochs, batch by batch, so the last epochs settle instead of
     wandering at a high rate: a fit to rollout labels at a high ``lr`` otherwise ends with a bias).
+
+    ``keep`` is the network written: ``"best"``, the epoch of least held-out loss, and none when no epoch
+    improves on the start (:class:`NoImprovement`); or ``"last"``, the last epoch's whatever its held-out loss,
+    for a network so near its labels' noise that their held-out loss no longer tells a better network from a
+    worse one (the gate's play judges it instead).  The summary's ``kept_epoch`` says which was written.
     """
     if schedule not in SCHEDULES:
         raise ConfigError(f"schedule {schedule!r}: choose {' or '.join(SCHEDULES)}")
+    if keep not in KEEP:
+        raise ConfigError(f"keep {keep!r}: choose {' or '.join(KEEP)} (the epoch whose network is written)")
     if not (isinstance(rank, int | float) and np.isfinite(rank) and rank >= 0):
         raise ConfigError(f"rank {rank!r}: the sibling loss's weight is a number >= 0")
     if net_name != "main" and net_name not in CLASS_NETS:
@@ -744,7 +753,7 @@ def fit(
     out.mkdir(parents=True, exist_ok=True)
     score = "holdout_loss" if rank else "holdout_bce"
     history: list[dict[str, float]] = [{"epoch": 0, **_holdout_loss(net, xho, yho, who, gho, rank)}]
-    best = history[0][score]
+    best, kept = history[0][score], 0  # kept: the epoch written (0: none)
     best_path = out / "refined.pt"
     best_path.unlink(missing_ok=True)  # a file of an earlier fit here must not pass for this one's
     base_games = int(start.data.get("games_trained", 0))
@@ -773,8 +782,9 @@ def fit(
                **_holdout_loss(net, xho, yho, who, gho, rank)}
         history.append(rec)
         print(json.dumps(rec), flush=True)
-        if rec[score] < best:
-            best = rec[score]
+        improved, best = rec[score] < best, min(best, rec[score])
+        if (keep == "best" and improved) or (keep == "last" and ep == epochs):
+            kept = ep
             save_checkpoint(
                 best_path, main_net, class_nets=class_nets, config={**start.data.get("config", {}), "refined": {
                     "init": str(init), "data": [str(d) for d in dirs], "weights": weights, "epochs": ep, "lr": lr,
@@ -782,11 +792,11 @@ def fit(
                     "encoding": encoding, "class_nets_from": str(class_nets_from),
                     **({"schedule": schedule} if schedule != "constant" else {}),
                     "positions": len(xtr), "seed": seed, **({"rank": rank} if rank else {}),
-                    **({"from_main": True} if from_main else {})}},
+                    **({"from_main": True} if from_main else {}), **({"keep": keep} if keep != "best" else {})}},
                 games_trained=base_games, last_eval="",
             )
     summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
-               "history": history, f"best_{score}": best}
+               "history": history, f"best_{score}": best, "kept_epoch": kept}
     write_text_atomic(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
         raise NoImprovement(f"no epoch improved the held-out loss of {str(init)!r}'s {net_name} network "
@@ -1013,7 +1023,7 @@ def main(argv: list[str] | None = None) -> None:
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
                       fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen,
-                      rank=fc.rank, encoding=fc.encoding, from_main=fc.from_main)
+                      rank=fc.rank, encoding=fc.encoding, from_main=fc.from_main, keep=fc.keep)
         print(json.dumps(summary, indent=1))
 
 
