@@ -184,6 +184,8 @@ def test_keep_last_writes_the_last_epoch_even_when_the_held_out_loss_rose(tmp_pa
     summary = fit(init, tmp_path / "run", tmp_path / "last", epochs=1, lr=0.9, batch=16, progress=False, keep="last")
     hist = summary["history"]
     assert hist[1]["holdout_bce"] > hist[0]["holdout_bce"] and summary["kept_epoch"] == 1
+    assert summary["kept_holdout_bce"] == hist[1]["holdout_bce"]
+    assert summary["best_holdout_bce"] == hist[0]["holdout_bce"]  # the least loss seen, not the network written
     written = load_checkpoint(tmp_path / "last" / "refined.pt")
     assert written.data["config"]["refined"]["keep"] == "last"
     start = load_checkpoint(init)

@@ -562,7 +562,7 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue
-        best = {k: v for k, v in res.items() if k.startswith("best_") or k == "kept_epoch"}
+        best = {k: v for k, v in res.items() if k.startswith(("best_", "kept_"))}
         fitted[net] = {"rows": n, **({"sibling_rows": n_extra} if extra is not None else {}), "fitted": True,
                        "positions_train": res.get("positions_train"), "positions_holdout": res.get("positions_holdout"),
                        **best}

@@ -674,7 +674,8 @@ def fit(
     ``keep`` is the network written: ``"best"``, the epoch of least held-out loss, and none when no epoch
     improves on the start (:class:`NoImprovement`); or ``"last"``, the last epoch's whatever its held-out loss,
     for a network so near its labels' noise that their held-out loss no longer tells a better network from a
-    worse one (the gate's play judges it instead).  The summary's ``kept_epoch`` says which was written.
+    worse one (the gate's play judges it instead).  The summary's ``kept_epoch`` says which was written, and
+    ``kept_holdout_loss`` (``kept_holdout_bce`` without ``rank``) its held-out loss.
     """
     if schedule not in SCHEDULES:
         raise ConfigError(f"schedule {schedule!r}: choose {' or '.join(SCHEDULES)}")
@@ -796,7 +797,8 @@ def fit(
                 games_trained=base_games, last_eval="",
             )
     summary = {"init": str(init), "net": net_name, "positions_train": len(xtr), "positions_holdout": int(hold.sum()),
-               "history": history, f"best_{score}": best, "kept_epoch": kept}
+               "history": history, f"best_{score}": best, "kept_epoch": kept,
+               f"kept_{score}": history[kept][score] if kept else None}  # with keep="last", not always the best
     write_text_atomic(out / "fit.json", json.dumps(summary, indent=1) + "\n")
     if not best_path.exists():
         raise NoImprovement(f"no epoch improved the held-out loss of {str(init)!r}'s {net_name} network "
