@@ -338,6 +338,18 @@ def test_the_rollout_preset_labels_contact_positions_by_rollout() -> None:
     assert rollout_settings(gen, 3).seed != rollout_settings(gen, 4).seed  # each chunk its own dice
 
 
+@pytest.mark.parametrize(("name", "cls"), [("race-rollout-rank", "race"), ("crashed-rollout-rank", "crashed")])
+def test_the_class_rollout_presets_roll_six_plays_out_to_the_end_on_common_dice(name: str, cls: str) -> None:
+    from training.refine import load_preset, rollout_settings
+
+    gen, fc = load_preset(Path(__file__).resolve().parents[1] / "configs" / "refine" / f"{name}.toml")
+    assert (gen.label, gen.classes, gen.candidates, gen.trials, gen.truncate, gen.common_dice) == (
+        "rollout", cls, 6, 36, 0, True)
+    if cls == "crashed":  # the race preset leaves its fit to the pipeline's [fit.race]
+        assert (fc.net, fc.rank, fc.epochs) == ("crashed", 3.0, 8)
+    assert rollout_settings(gen, 0).seed != rollout_settings(gen, 1).seed
+
+
 
 def test_bad_presets_are_clear_errors(tmp_path: Path) -> None:
     from training.refine import load_preset
