@@ -196,3 +196,22 @@ def test_a_synchronous_rollout_past_its_limit_names_the_job_route(engine: Engine
         assert r.status_code == 503
         message = r.json()["error"]["message"]
         assert "limit of 0.2 s" in message and "/v1/jobs/rollout" in message
+
+
+def test_a_job_cancelled_before_it_starts_never_starts(tmp_path: Path) -> None:
+    """The runner starts a queued job only if no DELETE came first, and never makes a removed job's folder again: a
+    job cancelled while queued stays cancelled, and its place is free for the next one."""
+    from bgbot.serve.jobs import JobStore
+
+    model = Path(__file__).resolve().parents[1] / "bgbot" / "data" / "models" / "bgbot-default.npz"
+    store = JobStore(tmp_path, model, ServeConfig(jobs_dir=str(tmp_path), max_jobs=1))
+    store.close()  # no runner thread: the test plays its part
+    job = store.submit({"position": START, "trials": 36, "truncate": 1}, 36)
+    store.cancel(job["id"])
+    folder = tmp_path / job["id"]
+    store._run(folder)  # the runner had picked the job before the DELETE
+    assert not (folder / "stderr.txt").exists(), "a cancelled job's process was started"
+    assert store._state(folder)["status"] == "queued"
+    store._clean()
+    assert not folder.exists() and store.counts()["queued"] == store.counts()["running"] == 0
+    assert store.submit({"position": START, "trials": 36, "truncate": 1}, 36)["status"] == "queued"

@@ -143,6 +143,11 @@ class JobStore:
 
     def _clean(self) -> None:
         """Remove finished jobs older than ``job_keep`` and cancelled jobs whose process has ended."""
+        with self._locked():
+            self._clean_locked()
+
+    def _clean_locked(self) -> None:
+        """:meth:`_clean`, for a caller that holds the lock: a folder is removed only while no job starts in it."""
         now = time.time()
         for d in list(self.folder.iterdir()):
             if not d.is_dir() or not JOB_ID.fullmatch(d.name):
@@ -169,7 +174,7 @@ class JobStore:
                 "with a network file (--checkpoint) to run rollout jobs"
             )
         with self._locked():
-            self._clean()
+            self._clean_locked()
             busy = [s for _, s in self._jobs() if s["status"] in UNFINISHED]
             if len(busy) >= self.config.max_jobs:
                 raise RequestLimitError(
@@ -311,11 +316,14 @@ class JobStore:
             shutil.rmtree(d, ignore_errors=True)
 
     def _run(self, d: Path) -> None:
-        state = self._state(d)
-        if state is None:
-            return
-        state.update(status="running", started=time.time())
-        self._write_state(d, state)
+        # under the lock, so that a clean-up never removes a cancelled queued job's folder between this look and
+        # the write (which would make the folder again, holding a running job that no DELETE had asked for)
+        with self._locked():
+            state = self._state(d) if not (d / "cancel").exists() else None
+            if state is None:
+                return
+            state.update(status="running", started=time.time())
+            self._write_state(d, state)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         cmd = [sys.executable, "-m", "bgbot.serve.jobs", str(d), str(self.model), str(self.config.job_workers)]
         with open(d / "stderr.txt", "wb") as err:
