@@ -346,7 +346,7 @@ def test_the_class_rollout_presets_roll_six_plays_out_to_the_end_on_common_dice(
     assert (gen.label, gen.classes, gen.candidates, gen.trials, gen.truncate, gen.common_dice) == (
         "rollout", cls, 6, 36, 0, True)
     if cls == "crashed":  # the race preset leaves its fit to the pipeline's [fit.race]
-        assert (fc.net, fc.rank, fc.epochs) == ("crashed", 3.0, 8)
+        assert (fc.net, fc.rank, fc.epochs, fc.lr, fc.schedule) == ("crashed", 3.0, 8, 1e-3, "cosine")
     assert rollout_settings(gen, 0).seed != rollout_settings(gen, 1).seed
 
 

@@ -156,6 +156,7 @@ class FitConfig:
     rank: float = 0.0  # > 0: weight of the sibling (ranking) loss on grouped rows, see fit
     from_main: bool = False  # a class network's fit starts from a copy of the main network, see fit
     keep: str = "best"  # the network written: "best" (least held-out loss; none if no epoch improves) or "last"
+    schedule: str = "constant"  # the learning rate's course (training.config.SCHEDULES), see fit
 
 
 def load_preset(path: str | Path) -> tuple[GenerateConfig, FitConfig]:
@@ -1025,7 +1026,8 @@ def main(argv: list[str] | None = None) -> None:
         summary = fit(args.init, args.data, args.out, epochs=fc.epochs, lr=fc.lr, batch=fc.batch,
                       holdout=fc.holdout, seed=fc.seed, weights=args.weights, net_name=fc.net, fresh=fc.fresh,
                       fresh_seed=fc.fresh_seed, class_nets_from=fc.class_nets_from, widen=fc.widen,
-                      rank=fc.rank, encoding=fc.encoding, from_main=fc.from_main, keep=fc.keep)
+                      rank=fc.rank, encoding=fc.encoding, from_main=fc.from_main, keep=fc.keep,
+                      schedule=fc.schedule)
         print(json.dumps(summary, indent=1))
 
 
