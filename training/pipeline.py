@@ -562,10 +562,10 @@ def _fit(st: FitStage, bank: Path, init: Path, root: Path, progress: bool,
         except NoImprovement as e:  # the network stays as it was; the other networks are still fitted
             fitted[net] = {"rows": n, "fitted": False, "why": str(e)}
             continue
-        best = {k: v for k, v in res.items() if k.startswith(("best_", "kept_"))}
+        losses = {k: v for k, v in res.items() if k.startswith(("best_", "kept_"))}
         fitted[net] = {"rows": n, **({"sibling_rows": n_extra} if extra is not None else {}), "fitted": True,
                        "positions_train": res.get("positions_train"), "positions_holdout": res.get("positions_holdout"),
-                       **best}
+                       **losses}
         current = out / "refined.pt"
     if current == init:  # nothing fitted: the candidate is the start, copied so the gate names a file here
         (root / "fit-none").mkdir(exist_ok=True)
